@@ -1,0 +1,84 @@
+// Runs operator hooks as untrusted subprocesses: argv only (no shell), a clean environment,
+// the fault as JSON on stdin, stdout+stderr captured together and capped, a timeout that sends
+// SIGTERM to the hook's process group and SIGKILL after a grace period, and retries with
+// exponential backoff while the hook exits 75 (EX_TEMPFAIL).
+//
+// Lifecycle: one HookRunner per app, bound to the app's io_context. `run()` returns at once;
+// `done` is called later on the io thread, exactly once per run(), after the final attempt.
+// `shutdown()` kills every running hook's process group and completes their runs with
+// Outcome::Cancelled.
+//
+// Threading: io thread only. Child exit is learned from SIGCHLD (asio::signal_set) and reaped
+// with waitpid(pid, WNOHANG), so no thread blocks and kernels without pidfd work too.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/core/types.hpp"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace faultd {
+
+struct HookSpec {
+  std::vector<std::string> argv;  // argv[0] is an absolute path or found via PATH of the daemon
+  Duration timeout = std::chrono::seconds(60);
+  Duration kill_grace = std::chrono::seconds(5);  // SIGTERM → SIGKILL
+  int retries = 0;                                // extra attempts after exit 75
+  Duration backoff_initial = std::chrono::seconds(1);
+  Duration backoff_max = std::chrono::seconds(60);
+  size_t output_cap = 64 * 1024;
+};
+
+struct HookInput {
+  std::vector<std::pair<std::string, std::string>> env;  // the whole environment of the hook
+  std::string stdin_data;
+};
+
+struct HookResult {
+  enum class Outcome {
+    Exited,       // exit_code is set
+    Signaled,     // killed by a signal we did not send (signal is set)
+    TimedOut,     // we sent SIGTERM (and maybe SIGKILL) after the timeout
+    SpawnFailed,  // could not start: error says why (e.g. "execve: No such file or directory")
+    Cancelled,    // shutdown() while running or waiting to retry
+  };
+  Outcome outcome = Outcome::SpawnFailed;
+  int exit_code = -1;
+  int signal = 0;
+  int attempts = 0;
+  std::string output;  // of the last attempt, at most output_cap bytes
+  bool output_truncated = false;
+  Duration elapsed{0};  // of all attempts together, backoff included
+  std::string error;
+
+  bool success() const { return outcome == Outcome::Exited && exit_code == 0; }
+};
+std::string_view to_string(HookResult::Outcome o);
+
+inline constexpr int kHookExitTempFail = 75;
+
+class HookRunner {
+ public:
+  explicit HookRunner(boost::asio::io_context& io);
+  ~HookRunner();
+  HookRunner(const HookRunner&) = delete;
+  HookRunner& operator=(const HookRunner&) = delete;
+
+  void run(const HookSpec& spec, HookInput input, std::function<void(HookResult)> done);
+  size_t running() const;  // runs not yet completed (including those waiting to retry)
+  void shutdown();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace faultd

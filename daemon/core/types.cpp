@@ -1,0 +1,104 @@
+#include "daemon/core/types.hpp"
+
+#include <array>
+#include <cstdio>
+#include <ctime>
+
+namespace faultd {
+namespace {
+
+constexpr std::array<std::string_view, kFaultLevelCount> kLevelNames = {
+    "NotHandleFault", "SubHealthFault", "RestartRequest", "RestartBusiness", "FreeRestartNPU",
+    "RestartNPU",     "PreSeparateNPU", "SeparateNPU",    "ManuallySeparateNPU"};
+constexpr std::array<std::string_view, kDeviceStateCount> kStateNames = {"healthy", "warning",
+                                                                         "isolated"};
+
+}  // namespace
+
+std::string_view to_string(FaultLevel level) { return kLevelNames[static_cast<int>(level)]; }
+
+std::optional<FaultLevel> parse_fault_level(std::string_view text) {
+  for (int i = 0; i < kFaultLevelCount; ++i) {
+    if (kLevelNames[i] == text) return static_cast<FaultLevel>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(DeviceState state) { return kStateNames[static_cast<int>(state)]; }
+
+std::optional<DeviceState> parse_device_state(std::string_view text) {
+  for (int i = 0; i < kDeviceStateCount; ++i) {
+    if (kStateNames[i] == text) return static_cast<DeviceState>(i);
+  }
+  return std::nullopt;
+}
+
+bool is_valid_device_id(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == ':' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::optional<Duration> parse_duration(std::string_view text) {
+  using namespace std::chrono;
+  if (text.empty()) return std::nullopt;
+  Duration total{0};
+  size_t i = 0;
+  while (i < text.size()) {
+    uint64_t value = 0;
+    size_t digits = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      if (value > 1'000'000'000ULL) return std::nullopt;  // absurd, and guards overflow
+      value = value * 10 + static_cast<uint64_t>(text[i] - '0');
+      ++i;
+      ++digits;
+    }
+    if (digits == 0) return std::nullopt;
+    size_t unit_start = i;
+    while (i < text.size() && ((text[i] >= 'a' && text[i] <= 'z'))) ++i;
+    std::string_view unit = text.substr(unit_start, i - unit_start);
+    const auto v = static_cast<int64_t>(value);
+    if (unit == "ms") total += milliseconds(v);
+    else if (unit == "s") total += seconds(v);
+    else if (unit == "m") total += minutes(v);
+    else if (unit == "h") total += hours(v);
+    else if (unit == "us") total += microseconds(v);
+    else return std::nullopt;
+  }
+  return total;
+}
+
+std::string format_duration(Duration d) {
+  using namespace std::chrono;
+  const auto ms = duration_cast<milliseconds>(d).count();
+  if (ms % 3'600'000 == 0 && ms != 0) return std::to_string(ms / 3'600'000) + "h";
+  if (ms % 60'000 == 0 && ms != 0) return std::to_string(ms / 60'000) + "m";
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+  return std::to_string(ms) + "ms";
+}
+
+int64_t to_unix_ms(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+TimePoint from_unix_ms(int64_t ms) {
+  return TimePoint{std::chrono::duration_cast<Duration>(std::chrono::milliseconds{ms})};
+}
+
+std::string format_time(TimePoint t) {
+  const int64_t ms = to_unix_ms(t);
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buf;
+}
+
+}  // namespace faultd

@@ -1,0 +1,131 @@
+// The shared vocabulary of faultd's pipeline:
+//
+//   collectors ──Chunk/Record──▶ rules ──Finding──▶ state ──Transition──▶ actions / export
+//
+// Small value types with no library types in them, so every stage can be tested on its own.
+// Nothing here allocates behind the caller's back or holds a lock; all types are plain values.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace faultd {
+
+using SystemClock = std::chrono::system_clock;
+using TimePoint = SystemClock::time_point;
+using Duration = std::chrono::nanoseconds;
+
+// MindCluster's handling levels, ordered from least to most severe (the order is what
+// `more_severe` compares, so a device's incident escalates but never silently de-escalates).
+enum class FaultLevel {
+  NotHandleFault,
+  SubHealthFault,
+  RestartRequest,
+  RestartBusiness,
+  FreeRestartNPU,
+  RestartNPU,
+  PreSeparateNPU,
+  SeparateNPU,
+  ManuallySeparateNPU,
+};
+inline constexpr int kFaultLevelCount = 9;
+
+std::string_view to_string(FaultLevel level);
+std::optional<FaultLevel> parse_fault_level(std::string_view text);
+inline bool more_severe(FaultLevel a, FaultLevel b) { return static_cast<int>(a) > static_cast<int>(b); }
+
+enum class DeviceState { Healthy, Warning, Isolated };
+inline constexpr int kDeviceStateCount = 3;
+std::string_view to_string(DeviceState state);
+std::optional<DeviceState> parse_device_state(std::string_view text);
+
+// A device id as it may appear in a metric label, a hook's environment or the store:
+// ^[A-Za-z0-9._:-]{1,64}$. Anything else taken from a log is refused and counted.
+bool is_valid_device_id(std::string_view id);
+
+// Identity of a file independent of its path: a rotated file keeps it, a new file with a
+// reused inode does not (the fingerprint is a hash of the first `fingerprint_len` bytes).
+struct FileIdentity {
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  uint64_t fingerprint = 0;
+  uint32_t fingerprint_len = 0;
+  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+
+// A read position: everything before `offset` (and `line` lines) has been consumed.
+struct ReadPosition {
+  std::string source;
+  std::string path;  // last path seen, for operators; the identity is the key
+  FileIdentity identity;
+  uint64_t offset = 0;
+  uint64_t line = 0;  // lines consumed before `offset`
+};
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+// A block of complete lines read from one file by one source. `data` holds whole lines, each
+// ending in '\n' except a partial last line flushed on rotation or deletion. Valid only during
+// the sink call.
+struct Chunk {
+  std::string_view source;     // source name
+  std::string_view path;       // path the bytes were read from
+  FileIdentity identity;
+  uint64_t start_offset = 0;   // file offset of data[0]
+  // Where the source resumes after this chunk. Usually start_offset + data.size(); larger when
+  // an over-long line was truncated (the dropped bytes are consumed, not handed on).
+  uint64_t end_offset = 0;
+  uint64_t first_line = 1;     // 1-based line number of the first line in data
+  uint64_t end_line = 0;       // lines consumed once this chunk is committed
+  std::string_view data;
+  const Fields* path_fields = nullptr;  // captures of the source's path_fields over the path
+  TimePoint noticed{};                   // when the source noticed the input (detection latency)
+};
+
+// One matched rule on one line. Text is capped (kMaxEvidenceBytes) and never a metric label.
+struct Finding {
+  std::string rule;
+  std::string source;
+  std::string device;  // empty when unknown; validated by is_valid_device_id otherwise
+  FaultLevel level = FaultLevel::NotHandleFault;
+  std::string code;    // e.g. 80818C00; empty when none
+  std::string file;
+  uint64_t line = 0;   // 1-based
+  uint64_t offset = 0; // file offset of the line start
+  FileIdentity identity;
+  std::string text;
+  TimePoint time{};
+  TimePoint noticed{};
+  int64_t id = 0;      // fault journal id, set once committed
+};
+inline constexpr size_t kMaxEvidenceBytes = 4096;
+
+// A change of a device's state or of the incident that holds it there. Actions and metrics
+// react to transitions, never to raw findings.
+struct Transition {
+  std::string device;
+  DeviceState from = DeviceState::Healthy;
+  DeviceState to = DeviceState::Healthy;
+  std::string reason;   // rule id, "operator: ...", "action isolate succeeded", ...
+  int64_t fault_id = 0; // the finding that caused it, 0 for operator actions
+  FaultLevel level = FaultLevel::NotHandleFault;
+  std::string rule;
+  std::string code;
+  TimePoint time{};
+};
+
+// Durations as in the config: "500ms", "30s", "5m", "24h" (and "1h30m").
+std::optional<Duration> parse_duration(std::string_view text);
+std::string format_duration(Duration d);
+
+// RFC 3339 UTC with milliseconds, e.g. 2026-01-02T03:04:05.678Z.
+std::string format_time(TimePoint t);
+int64_t to_unix_ms(TimePoint t);
+TimePoint from_unix_ms(int64_t ms);
+
+}  // namespace faultd

@@ -1,0 +1,128 @@
+// The store is the truth: device states, the fault journal, the action journal and read
+// positions live in one SQLite database (WAL mode) under state_dir. State is loaded from here at
+// start and never reset by a restart.
+//
+// Atomicity: a finding and the read position that produced it are written in one transaction
+// (`Store::Txn`), so a kill -9 at any moment neither loses nor repeats a finding. The fault
+// journal also refuses a second row for the same (source, file identity, offset, rule), which
+// makes a replayed chunk harmless even if a position was lost.
+//
+// Schema: versioned (PRAGMA user_version); `migrate()` runs each step in order inside a
+// transaction, so an older database is upgraded in place and a newer one is refused.
+//
+// Threading: one Store per process, used from the app's io thread only.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "daemon/core/types.hpp"
+
+struct sqlite3;
+
+namespace faultd {
+
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct DeviceRecord {
+  std::string device;
+  DeviceState state = DeviceState::Healthy;
+  std::string reason;
+  int64_t fault_id = 0;  // the incident holding the device in this state (0: none)
+  FaultLevel level = FaultLevel::NotHandleFault;
+  std::string rule;
+  std::string code;
+  TimePoint since{};     // time of the last transition
+};
+
+enum class ActionStatus { Pending, Running, Success, Failure, Timeout, Skipped };
+std::string_view to_string(ActionStatus s);
+std::optional<ActionStatus> parse_action_status(std::string_view s);
+
+struct ActionRecord {
+  int64_t id = 0;
+  std::string action;
+  std::string device;
+  int64_t fault_id = 0;
+  ActionStatus status = ActionStatus::Pending;
+  int attempts = 0;
+  int exit_code = -1;   // last exit code, -1 when none (signal, not started)
+  std::string output;   // capped hook output of the last attempt
+  std::string detail;   // why: "dry run", "timeout after 60s", "waiting for isolate", ...
+  TimePoint created{};
+  TimePoint started{};
+  TimePoint finished{};
+};
+
+struct FaultQuery {
+  std::string device;             // empty: all devices
+  std::optional<TimePoint> since; // only faults at or after
+  size_t limit = 1000;            // newest first
+};
+
+class Store {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens or creates the database at `path` (the directory must exist), sets WAL mode and
+  // migrates. Throws StoreError with a message naming the path and the cause (corrupt file,
+  // read-only, newer schema, ...).
+  explicit Store(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  int schema_version() const;
+
+  // A write transaction. Destroyed without commit() → rolled back.
+  class Txn {
+   public:
+    explicit Txn(Store& store);
+    ~Txn();
+    Txn(const Txn&) = delete;
+    Txn& operator=(const Txn&) = delete;
+    // Records the finding and sets f.id. Returns false (and sets f.id to the existing row) when
+    // the same (source, identity.dev, identity.ino, offset, rule) was recorded before.
+    bool insert_finding(Finding& f);
+    // Updates the device row to t.to (reason, fault, level, rule, code, since=t.time) and
+    // appends t to the transition journal.
+    void apply_transition(const Transition& t);
+    void save_position(const ReadPosition& p);
+    void commit();  // throws StoreError; the transaction is rolled back then
+
+   private:
+    Store& store_;
+    bool done_ = false;
+  };
+
+  void save_positions(const std::vector<ReadPosition>& positions);  // one transaction
+  std::optional<ReadPosition> find_position(const std::string& source, uint64_t dev,
+                                            uint64_t ino) const;
+
+  std::vector<DeviceRecord> load_devices() const;
+  std::vector<Finding> query_faults(const FaultQuery& q) const;
+  std::optional<Finding> find_fault(int64_t id) const;
+  std::vector<Transition> query_transitions(const std::string& device, size_t limit) const;
+
+  // Action journal. `ensure_action` returns the existing row for (action, device, fault_id) or
+  // inserts a Pending one: the key that makes hooks idempotent across restarts.
+  ActionRecord ensure_action(const std::string& action, const std::string& device,
+                             int64_t fault_id, TimePoint now);
+  void update_action(const ActionRecord& a);  // by id
+  std::vector<ActionRecord> unfinished_actions() const;  // Pending or Running
+  std::vector<ActionRecord> query_actions(const std::string& device, size_t limit) const;
+
+ private:
+  void exec(const char* sql);
+  void migrate();
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace faultd
