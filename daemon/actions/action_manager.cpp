@@ -1,0 +1,192 @@
+#include "daemon/actions/action_manager.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/core/json.hpp"
+
+namespace faultd {
+
+ActionManager::ActionManager(HookRunner& runner, Store& store, const Clock& clock,
+                             OnFinished on_finished)
+    : runner_(runner), store_(store), clock_(clock), on_finished_(std::move(on_finished)) {}
+
+void ActionManager::configure(ActionSettings settings) {
+  const bool first = settings_.actions.empty() && isolation_starts_.empty();
+  settings_ = std::move(settings);
+  if (!first) return;
+  // The blast-radius window survives restarts: seed it from the journal.
+  const TimePoint since = clock_.now() - settings_.isolation_window;
+  for (const auto& a : store_.query_actions("", 10'000)) {
+    if (a.action == kIsolateAction && a.status != ActionStatus::Skipped &&
+        a.status != ActionStatus::Pending && a.started >= since) {
+      isolation_starts_.push_front(a.started);
+    }
+  }
+}
+
+int ActionManager::isolations_in_window() const {
+  const TimePoint since = clock_.now() - settings_.isolation_window;
+  int n = 0;
+  for (auto t : isolation_starts_) n += t >= since ? 1 : 0;
+  return n;
+}
+
+bool ActionManager::isolation_budget_left() {
+  const TimePoint since = clock_.now() - settings_.isolation_window;
+  while (!isolation_starts_.empty() && isolation_starts_.front() < since) {
+    isolation_starts_.pop_front();
+  }
+  return static_cast<int>(isolation_starts_.size()) < settings_.max_isolations;
+}
+
+void ActionManager::start(const std::vector<std::string>& actions, const Finding& fault,
+                          bool by_operator) {
+  for (const auto& name : actions) {
+    auto it = settings_.actions.find(name);
+    if (it == settings_.actions.end()) {
+      spdlog::warn("action '{}' is not configured; fault {} on device {} gets no '{}' hook", name,
+                   fault.id, fault.device, name);
+      continue;
+    }
+    launch(it->second, fault, by_operator);
+  }
+}
+
+void ActionManager::resume_journal() {
+  for (const auto& a : store_.unfinished_actions()) {
+    auto cfg = settings_.actions.find(a.action);
+    auto fault = store_.find_fault(a.fault_id);
+    if (cfg == settings_.actions.end() || !fault) {
+      ActionRecord r = a;
+      r.status = ActionStatus::Skipped;
+      r.detail = cfg == settings_.actions.end() ? "action no longer configured"
+                                                : "fault not found in the journal";
+      r.finished = clock_.now();
+      save(r);
+      continue;
+    }
+    spdlog::info("re-running action {} for device {} fault {}: it was {} when faultd stopped",
+                 a.action, a.device, a.fault_id, to_string(a.status));
+    // Already counted against the budget when it first started.
+    launch(cfg->second, *fault, /*by_operator=*/true);
+  }
+}
+
+HookInput ActionManager::hook_input(const ActionConfig& action, const Finding& fault) const {
+  HookInput in;
+  in.env = {
+      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+      {"FAULTD_ACTION", action.name},
+      {"FAULTD_NODE", settings_.node},
+      {"FAULTD_DEVICE", fault.device},
+      {"FAULTD_RULE", fault.rule},
+      {"FAULTD_CODE", fault.code},
+      {"FAULTD_LEVEL", std::string(to_string(fault.level))},
+      {"FAULTD_FAULT_ID", std::to_string(fault.id)},
+      {"FAULTD_DRY_RUN", settings_.dry_run ? "1" : "0"},
+  };
+  nlohmann::json j = to_json(fault);
+  j["action"] = action.name;
+  j["node"] = settings_.node;
+  j["dry_run"] = settings_.dry_run;
+  j["evidence"] = nlohmann::json::array({fault.text});
+  in.stdin_data = dump_json(j) + "\n";
+  return in;
+}
+
+void ActionManager::launch(const ActionConfig& action, const Finding& fault, bool by_operator) {
+  ActionRecord rec = store_.ensure_action(action.name, fault.device, fault.id, clock_.now());
+  if (rec.status == ActionStatus::Success || rec.status == ActionStatus::Skipped ||
+      rec.status == ActionStatus::Failure || rec.status == ActionStatus::Timeout) {
+    // Finished before (this process or an earlier one): never run twice.
+    if (rec.status == ActionStatus::Success) start_dependents(action.name, fault, true);
+    return;
+  }
+  if (running_ids_.count(rec.id) != 0) return;  // already under way in this process
+  if (action.name == kIsolateAction && !by_operator && !isolation_budget_left()) {
+    rec.status = ActionStatus::Skipped;
+    rec.detail = "isolation budget exhausted (" + std::to_string(settings_.max_isolations) +
+                 " per " + format_duration(settings_.isolation_window) + ")";
+    rec.finished = clock_.now();
+    save(rec);
+    spdlog::warn("not isolating device {} for fault {}: {}", fault.device, fault.id, rec.detail);
+    finish(rec, nullptr, fault);
+    return;
+  }
+  if (action.name == kIsolateAction) isolation_starts_.push_back(clock_.now());
+  rec.status = ActionStatus::Running;
+  rec.started = clock_.now();
+  rec.detail = settings_.dry_run ? "dry run" : "";
+  save(rec);
+  running_ids_.insert(rec.id);
+  spdlog::info("running action {} for device {} fault {}{}", action.name, fault.device, fault.id,
+               settings_.dry_run ? " (dry run)" : "");
+  runner_.run(action.hook, hook_input(action, fault),
+              [this, rec, fault](HookResult result) mutable {
+                running_ids_.erase(rec.id);
+                rec.attempts += result.attempts;
+                rec.exit_code = result.outcome == HookResult::Outcome::Exited ? result.exit_code : -1;
+                rec.output = result.output;
+                rec.finished = clock_.now();
+                switch (result.outcome) {
+                  case HookResult::Outcome::Exited:
+                    rec.status = result.exit_code == 0 ? ActionStatus::Success : ActionStatus::Failure;
+                    break;
+                  case HookResult::Outcome::TimedOut:
+                    rec.status = ActionStatus::Timeout;
+                    break;
+                  case HookResult::Outcome::Cancelled:
+                    // faultd is stopping: leave it Running so the next start re-runs it.
+                    save(rec);
+                    return;
+                  default:
+                    rec.status = ActionStatus::Failure;
+                    break;
+                }
+                if (!result.error.empty()) rec.detail = result.error;
+                save(rec);
+                finish(rec, &result, fault);
+              });
+}
+
+// The journal is the idempotence key; if it cannot be written (disk full), the hook outcome is
+// still reported and the failure logged, but the daemon keeps running.
+void ActionManager::save(const ActionRecord& rec) {
+  try {
+    store_.update_action(rec);
+  } catch (const StoreError& e) {
+    spdlog::error("action journal: cannot record {} for device {}: {}", rec.action, rec.device,
+                  e.what());
+  }
+}
+
+void ActionManager::finish(ActionRecord record, const HookResult* result, const Finding& fault) {
+  if (result != nullptr) {
+    auto level = record.status == ActionStatus::Success ? spdlog::level::info : spdlog::level::warn;
+    spdlog::log(level, "action {} for device {} fault {}: {} (exit {}, {} attempt(s))",
+                record.action, record.device, record.fault_id, to_string(record.status),
+                record.exit_code, record.attempts);
+  }
+  if (on_finished_) on_finished_(record, result);
+  start_dependents(record.action, fault, record.status == ActionStatus::Success);
+}
+
+void ActionManager::start_dependents(const std::string& parent, const Finding& fault,
+                                     bool parent_ok) {
+  for (const auto& [name, cfg] : settings_.actions) {
+    if (cfg.after != parent) continue;
+    if (parent_ok) {
+      launch(cfg, fault, /*by_operator=*/true);
+      continue;
+    }
+    ActionRecord rec = store_.ensure_action(name, fault.device, fault.id, clock_.now());
+    if (rec.status != ActionStatus::Pending) continue;
+    rec.status = ActionStatus::Skipped;
+    rec.detail = "'" + parent + "' did not succeed";
+    rec.finished = clock_.now();
+    save(rec);
+    finish(rec, nullptr, fault);
+  }
+}
+
+}  // namespace faultd

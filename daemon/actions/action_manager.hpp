@@ -1,0 +1,80 @@
+// Runs the operator's hooks for a fault, in order, exactly once: the action journal in the store
+// is keyed by (action, device, fault), so a hook that succeeded never runs again for the same
+// fault, across restarts too. Root actions (isolate) start when a transition asks for them;
+// dependent actions (`after: isolate`: resume, diagnose) start when their parent succeeded and
+// are skipped when it failed. Automatic isolations are limited per time window (blast radius):
+// beyond the limit the isolate action is journaled as skipped and nothing runs.
+//
+// Lifecycle: constructed by the app with the HookRunner and the Store; `configure()` on start
+// and reload; `resume_journal()` once at start re-runs actions that were pending or running when
+// the previous process died. `on_finished` reports every final outcome to the app, which updates
+// state (isolate succeeded → isolated) and metrics.
+//
+// Threading: io thread only; hooks run asynchronously, so a slow hook never blocks reading.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/actions/hook_runner.hpp"
+#include "daemon/core/clock.hpp"
+#include "daemon/state/store.hpp"
+
+namespace faultd {
+
+struct ActionConfig {
+  std::string name;  // isolate, resume, diagnose, or any operator-chosen name
+  HookSpec hook;
+  std::string after;  // run only once this action succeeded for the same fault
+};
+
+struct ActionSettings {
+  std::string node;
+  bool dry_run = false;
+  int max_isolations = 2;
+  Duration isolation_window = std::chrono::hours(1);
+  std::map<std::string, ActionConfig> actions;
+};
+
+inline constexpr const char* kIsolateAction = "isolate";
+
+class ActionManager {
+ public:
+  // `result` is null when the action did not run (skipped).
+  using OnFinished = std::function<void(const ActionRecord& record, const HookResult* result)>;
+
+  ActionManager(HookRunner& runner, Store& store, const Clock& clock, OnFinished on_finished);
+
+  void configure(ActionSettings settings);
+  // Starts `actions` (root actions) for the committed fault. `by_operator` bypasses the
+  // blast-radius limit: an operator's explicit request is not a storm.
+  void start(const std::vector<std::string>& actions, const Finding& fault, bool by_operator);
+  // Re-runs journaled actions that never finished (the process died while they were pending or
+  // running). Succeeded actions are never touched.
+  void resume_journal();
+  size_t in_flight() const { return running_ids_.size(); }
+  // Isolations started within the window (for the budget metric).
+  int isolations_in_window() const;
+
+ private:
+  void launch(const ActionConfig& action, const Finding& fault, bool by_operator);
+  void finish(ActionRecord record, const HookResult* result, const Finding& fault);
+  void start_dependents(const std::string& parent, const Finding& fault, bool parent_ok);
+  bool isolation_budget_left();
+  void save(const ActionRecord& rec);
+  HookInput hook_input(const ActionConfig& action, const Finding& fault) const;
+
+  HookRunner& runner_;
+  Store& store_;
+  const Clock& clock_;
+  OnFinished on_finished_;
+  ActionSettings settings_;
+  std::deque<TimePoint> isolation_starts_;
+  std::set<int64_t> running_ids_;  // action journal ids with a hook under way
+};
+
+}  // namespace faultd

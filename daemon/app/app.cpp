@@ -1,0 +1,656 @@
+#include "daemon/app/app.hpp"
+
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <spdlog/spdlog.h>
+
+#include "collectors/file/file_source.hpp"
+#include "daemon/actions/action_manager.hpp"
+#include "daemon/actions/hook_runner.hpp"
+#include "daemon/app/logging.hpp"
+#include "daemon/config/config.hpp"
+#include "daemon/control/control_server.hpp"
+#include "daemon/core/clock.hpp"
+#include "daemon/core/json.hpp"
+#include "daemon/export/metrics.hpp"
+#include "daemon/state/state_machine.hpp"
+#include "daemon/state/store.hpp"
+
+namespace faultd {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+constexpr int kExitConfig = 78;
+
+StateMachine::WarnTable warn_table(const PolicyConfig& p) {
+  StateMachine::WarnTable w{};
+  for (int i = 0; i < kFaultLevelCount; ++i) w[static_cast<size_t>(i)] = p.levels[static_cast<size_t>(i)].warn;
+  return w;
+}
+
+ActionSettings action_settings(const Config& c) {
+  ActionSettings s;
+  s.node = c.node;
+  s.dry_run = c.policy.dry_run;
+  s.max_isolations = c.policy.max_isolations;
+  s.isolation_window = c.policy.isolation_window;
+  s.actions = c.actions;
+  return s;
+}
+
+bool same_source(const FileSourceConfig& a, const FileSourceConfig& b) {
+  return a.name == b.name && a.paths == b.paths && a.start_at == b.start_at &&
+         a.path_fields == b.path_fields && a.max_line_bytes == b.max_line_bytes &&
+         a.read_chunk_bytes == b.read_chunk_bytes && a.max_bytes_per_poll == b.max_bytes_per_poll &&
+         a.scan_interval == b.scan_interval;
+}
+
+// A source plus what the io loop needs to drive it: its inotify wake-up and its scan timer.
+struct SourceSlot {
+  FileSourceConfig config;
+  std::shared_ptr<FileSource> source;
+  std::unique_ptr<asio::posix::stream_descriptor> wake;
+  std::unique_ptr<asio::steady_timer> timer;
+  bool poll_queued = false;
+  bool retired = false;
+};
+
+class Daemon final : public ChunkSink {
+ public:
+  explicit Daemon(std::string config_path)
+      : config_path_(std::move(config_path)),
+        signals_(io_, SIGTERM, SIGINT, SIGHUP),
+        save_timer_(io_),
+        watchdog_timer_(io_),
+        machine_(StateMachine::WarnTable{}) {}
+
+  int run();
+
+ private:
+  // Start-up steps, in order.
+  bool load_config();
+  bool open_store();
+  bool start_metrics();
+  bool start_control();
+  void start_sources();
+  void start_signals();
+  void start_timers();
+  void kick_watchdog(std::chrono::microseconds period);
+
+  // The pipeline.
+  bool on_chunk(const Chunk& chunk) override;
+  void apply_transitions(const std::vector<Transition>& transitions,
+                         const std::vector<Finding>& causes);
+  void on_action_finished(const ActionRecord& record, const HookResult* result);
+  std::optional<Transition> commit_transition(const std::function<std::optional<Transition>()>& change,
+                                              Finding* operator_fault);
+
+  // Sources.
+  void add_source(const FileSourceConfig& cfg);
+  void arm_wake(const std::shared_ptr<SourceSlot>& slot);
+  void arm_timer(const std::shared_ptr<SourceSlot>& slot);
+  void queue_poll(const std::shared_ptr<SourceSlot>& slot);
+  void poll(const std::shared_ptr<SourceSlot>& slot);
+  void retire(const std::shared_ptr<SourceSlot>& slot);
+  void publish_sources();
+  void save_positions();
+
+  // Control.
+  nlohmann::json handle(const nlohmann::json& request);
+  nlohmann::json status() const;
+  nlohmann::json events(const nlohmann::json& request) const;
+  nlohmann::json operator_isolate(const nlohmann::json& request);
+  nlohmann::json operator_clear(const nlohmann::json& request);
+  std::string reload();
+  void shutdown();
+
+  std::string config_path_;
+  asio::io_context io_;
+  asio::signal_set signals_;
+  asio::steady_timer save_timer_;
+  asio::steady_timer watchdog_timer_;
+  RealClock clock_;
+  Config config_;
+  std::unique_ptr<Store> store_;
+  StateMachine machine_;
+  Metrics metrics_;
+  std::unique_ptr<HookRunner> runner_;
+  std::unique_ptr<ActionManager> actions_;
+  std::unique_ptr<ControlServer> control_;
+  std::vector<std::shared_ptr<SourceSlot>> slots_;
+  Source* polling_ = nullptr;  // the source whose chunk is being handled
+  std::vector<Finding> findings_;  // reused per chunk
+  bool stopping_ = false;
+};
+
+bool Daemon::load_config() {
+  ErrorList errors;
+  auto cfg = faultd::load_config(config_path_, errors);
+  if (!cfg) {
+    spdlog::critical("configuration has {} error(s):", errors.size());
+    for (const auto& e : errors.all()) spdlog::critical("{}", e.to_string());
+    return false;
+  }
+  config_ = std::move(*cfg);
+  set_log_level(config_.log_level);
+  for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
+  return true;
+}
+
+bool Daemon::open_store() {
+  std::error_code ec;
+  std::filesystem::create_directories(config_.state_dir, ec);
+  try {
+    store_ = std::make_unique<Store>(config_.state_dir + "/state.db");
+  } catch (const StoreError& e) {
+    spdlog::critical("state store: {}", e.what());
+    return false;
+  }
+  machine_.set_policy(warn_table(config_.policy));
+  machine_.load(store_->load_devices());
+  metrics_.on_device_states(machine_.devices());
+  size_t not_healthy = 0;
+  for (const auto& [id, d] : machine_.devices()) not_healthy += d.state != DeviceState::Healthy;
+  spdlog::info("state: {} device(s) known, {} not healthy (from {}/state.db)",
+               machine_.devices().size(), not_healthy, config_.state_dir);
+  return true;
+}
+
+bool Daemon::start_metrics() {
+  metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
+  if (config_.metrics_listen.empty()) return true;
+  try {
+    metrics_.serve(config_.metrics_listen);
+  } catch (const std::exception& e) {
+    spdlog::critical("metrics: cannot listen on {}: {}", config_.metrics_listen, e.what());
+    return false;
+  }
+  auto ports = metrics_.listening_ports();
+  spdlog::info("metrics on http://{}/metrics (port {})", config_.metrics_listen,
+               ports.empty() ? 0 : ports.front());
+  return true;
+}
+
+bool Daemon::start_control() {
+  control_ = std::make_unique<ControlServer>(io_, config_.control_socket, config_.control_group,
+                                             [this](const nlohmann::json& r) { return handle(r); });
+  try {
+    control_->start();
+  } catch (const std::exception& e) {
+    spdlog::critical("control socket: {}", e.what());
+    return false;
+  }
+  spdlog::info("control socket at {}", config_.control_socket);
+  return true;
+}
+
+void Daemon::start_sources() {
+  for (const auto& cfg : config_.file_sources) add_source(cfg);
+  publish_sources();
+}
+
+void Daemon::add_source(const FileSourceConfig& cfg) {
+  auto slot = std::make_shared<SourceSlot>();
+  slot->config = cfg;
+  Store* store = store_.get();
+  slot->source = std::make_shared<FileSource>(
+      cfg, [store](const std::string& source, uint64_t dev, uint64_t ino) -> std::optional<ReadPosition> {
+        try {
+          return store->find_position(source, dev, ino);
+        } catch (const StoreError& e) {
+          spdlog::error("state store: cannot look up a read position: {}", e.what());
+          return std::nullopt;
+        }
+      });
+  slot->timer = std::make_unique<asio::steady_timer>(io_);
+  if (int fd = slot->source->wake_fd(); fd >= 0) {
+    // asio owns a duplicate, so closing it never closes the source's own descriptor.
+    slot->wake = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(fd));
+    arm_wake(slot);
+  }
+  slots_.push_back(slot);
+  spdlog::info("source {}: following {}", cfg.name, fmt::join(cfg.paths, ", "));
+  queue_poll(slot);
+  arm_timer(slot);
+}
+
+void Daemon::arm_wake(const std::shared_ptr<SourceSlot>& slot) {
+  slot->wake->async_wait(asio::posix::stream_descriptor::wait_read,
+                         [this, slot](boost::system::error_code ec) {
+                           if (ec || slot->retired) return;
+                           slot->source->drain_wake_fd();
+                           queue_poll(slot);
+                           arm_wake(slot);
+                         });
+}
+
+void Daemon::arm_timer(const std::shared_ptr<SourceSlot>& slot) {
+  slot->timer->expires_after(slot->config.scan_interval);
+  slot->timer->async_wait([this, slot](boost::system::error_code ec) {
+    if (ec || slot->retired) return;
+    queue_poll(slot);
+    arm_timer(slot);
+  });
+}
+
+// Wake-ups are coalesced: however many inotify events arrive, one poll is queued.
+void Daemon::queue_poll(const std::shared_ptr<SourceSlot>& slot) {
+  if (slot->poll_queued || slot->retired) return;
+  slot->poll_queued = true;
+  asio::post(io_, [this, slot] { poll(slot); });
+}
+
+void Daemon::poll(const std::shared_ptr<SourceSlot>& slot) {
+  slot->poll_queued = false;
+  if (slot->retired || stopping_) return;
+  polling_ = slot->source.get();
+  bool more = false;
+  try {
+    more = slot->source->poll_once(clock_.now(), *this);
+  } catch (const std::exception& e) {
+    spdlog::error("source {}: {}", slot->config.name, e.what());
+    slot->source->stats().count_error(SourceErrorKind::Read);
+  }
+  polling_ = nullptr;
+  if (more) queue_poll(slot);  // yield to other work, then carry on
+}
+
+void Daemon::retire(const std::shared_ptr<SourceSlot>& slot) {
+  slot->retired = true;
+  boost::system::error_code ec;
+  if (slot->wake) slot->wake->close(ec);
+  slot->timer->cancel();
+}
+
+void Daemon::publish_sources() {
+  std::vector<std::shared_ptr<Source>> sources;
+  for (const auto& s : slots_) sources.push_back(s->source);
+  metrics_.set_sources(std::move(sources));
+}
+
+void Daemon::save_positions() {
+  std::vector<ReadPosition> all;
+  for (const auto& s : slots_) {
+    auto p = s->source->positions();
+    all.insert(all.end(), p.begin(), p.end());
+  }
+  if (all.empty()) return;
+  try {
+    store_->save_positions(all);
+  } catch (const StoreError& e) {
+    metrics_.on_store_error();
+    spdlog::error("state store: cannot save read positions: {}", e.what());
+  }
+}
+
+bool Daemon::on_chunk(const Chunk& chunk) {
+  findings_.clear();
+  ScanStats stats;
+  config_.rules->scan(chunk, clock_.now(), findings_, &stats);
+  if (stats.device_refused > 0 && polling_ != nullptr) {
+    for (uint64_t i = 0; i < stats.device_refused; ++i) {
+      polling_->stats().count_error(SourceErrorKind::Device);
+    }
+  }
+  if (findings_.empty()) return true;  // the position is saved with the next periodic save
+
+  std::vector<Transition> transitions;
+  std::vector<Finding> fresh;
+  try {
+    Store::Txn txn(*store_);
+    for (auto& f : findings_) {
+      if (!txn.insert_finding(f)) continue;  // recorded before (a re-read after a crash)
+      if (auto t = machine_.on_finding(f, f.time)) {
+        txn.apply_transition(*t);
+        transitions.push_back(*t);
+      }
+      fresh.push_back(f);
+    }
+    txn.save_position(ReadPosition{std::string(chunk.source), std::string(chunk.path),
+                                   chunk.identity, chunk.end_offset, chunk.end_line});
+    txn.commit();
+  } catch (const StoreError& e) {
+    metrics_.on_store_error();
+    spdlog::error("state store: cannot record {} finding(s) from {}: {}; will read them again",
+                  findings_.size(), chunk.path, e.what());
+    try {
+      machine_.load(store_->load_devices());  // the store is the truth
+    } catch (const StoreError&) {
+    }
+    return false;
+  }
+  const TimePoint committed = clock_.now();
+  for (const auto& f : fresh) {
+    metrics_.on_finding(f, committed);
+    spdlog::warn("fault: rule={} device={} level={} code={} at {}:{}", f.rule,
+                 f.device.empty() ? "-" : f.device, to_string(f.level), f.code, f.file, f.line);
+  }
+  apply_transitions(transitions, fresh);
+  return true;
+}
+
+void Daemon::apply_transitions(const std::vector<Transition>& transitions,
+                               const std::vector<Finding>& causes) {
+  if (transitions.empty()) return;
+  metrics_.on_device_states(machine_.devices());
+  for (const auto& t : transitions) {
+    spdlog::warn("device {}: {} -> {} ({})", t.device, to_string(t.from), to_string(t.to),
+                 t.reason);
+    if (t.to != DeviceState::Warning || t.fault_id == 0) continue;
+    const auto& policy = config_.policy.levels[static_cast<size_t>(t.level)];
+    if (policy.actions.empty()) continue;
+    for (const auto& f : causes) {
+      if (f.id != t.fault_id) continue;
+      try {
+        actions_->start(policy.actions, f, /*by_operator=*/false);
+      } catch (const StoreError& e) {
+        metrics_.on_store_error();
+        spdlog::error("actions for device {} not started: {}", t.device, e.what());
+      }
+    }
+  }
+}
+
+std::optional<Transition> Daemon::commit_transition(
+    const std::function<std::optional<Transition>()>& change, Finding* operator_fault) {
+  Store::Txn txn(*store_);
+  if (operator_fault != nullptr) txn.insert_finding(*operator_fault);
+  auto t = change();
+  if (t) txn.apply_transition(*t);
+  try {
+    txn.commit();
+  } catch (const StoreError&) {
+    machine_.load(store_->load_devices());
+    throw;
+  }
+  if (t) {
+    metrics_.on_device_states(machine_.devices());
+    spdlog::warn("device {}: {} -> {} ({})", t->device, to_string(t->from), to_string(t->to),
+                 t->reason);
+  }
+  return t;
+}
+
+void Daemon::on_action_finished(const ActionRecord& record, const HookResult* result) {
+  const Duration took = result != nullptr ? result->elapsed : Duration{0};
+  metrics_.on_action(record.action, record.status, took);
+  if (record.action != kIsolateAction || record.status != ActionStatus::Success ||
+      config_.policy.dry_run) {
+    return;
+  }
+  try {
+    commit_transition([&] {
+      return machine_.isolate(record.device, "action isolate succeeded", record.fault_id,
+                              clock_.now());
+    }, nullptr);
+  } catch (const StoreError& e) {
+    metrics_.on_store_error();
+    spdlog::error("device {}: isolated, but the state store failed: {}", record.device, e.what());
+  }
+}
+
+nlohmann::json Daemon::handle(const nlohmann::json& r) {
+  const std::string cmd = r.value("cmd", "");
+  if (cmd == "status") return status();
+  if (cmd == "events") return events(r);
+  if (cmd == "isolate") return operator_isolate(r);
+  if (cmd == "clear") return operator_clear(r);
+  if (cmd == "reload") {
+    const std::string error = reload();
+    if (error.empty()) return {{"ok", true}, {"rules", config_.rules->size()}};
+    return {{"ok", false}, {"error", error}};
+  }
+  return {{"ok", false}, {"error", "unknown command '" + cmd + "'"}};
+}
+
+nlohmann::json Daemon::status() const {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& [id, d] : machine_.devices()) {
+    devices.push_back({{"device", id},
+                       {"state", std::string(to_string(d.state))},
+                       {"reason", d.reason},
+                       {"fault_id", d.fault_id},
+                       {"level", d.fault_id != 0 ? std::string(to_string(d.level)) : ""},
+                       {"rule", d.rule},
+                       {"code", d.code},
+                       {"since", format_time(d.since)}});
+  }
+  nlohmann::json sources = nlohmann::json::array();
+  for (const auto& s : slots_) {
+    auto& st = s->source->stats();
+    uint64_t errors = 0;
+    for (int k = 0; k < kSourceErrorKindCount; ++k) errors += st.error_count(static_cast<SourceErrorKind>(k));
+    sources.push_back({{"name", s->config.name},
+                       {"files", st.files.load()},
+                       {"lines", st.lines.load()},
+                       {"bytes", st.bytes.load()},
+                       {"lag_bytes", st.lag_bytes.load()},
+                       {"errors", errors}});
+  }
+  return {{"ok", true},
+          {"node", config_.node},
+          {"version", FAULTD_VERSION},
+          {"rules", config_.rules->size()},
+          {"ruleset_sha256", config_.rules->sha256()},
+          {"dry_run", config_.policy.dry_run},
+          {"actions_in_flight", actions_->in_flight()},
+          {"devices", devices},
+          {"sources", sources}};
+}
+
+nlohmann::json Daemon::events(const nlohmann::json& r) const {
+  FaultQuery q;
+  q.device = r.value("device", "");
+  if (r.contains("since")) {
+    auto d = parse_duration(r.value("since", ""));
+    if (!d) return {{"ok", false}, {"error", "since must be a duration such as 30m or 24h"}};
+    q.since = clock_.now() - *d;
+  }
+  q.limit = r.value("limit", static_cast<size_t>(1000));
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& f : store_->query_faults(q)) list.push_back(to_json(f));
+  nlohmann::json actions = nlohmann::json::array();
+  for (const auto& a : store_->query_actions(q.device, q.limit)) {
+    if (q.since && a.created < *q.since) continue;
+    actions.push_back({{"id", a.id},
+                       {"action", a.action},
+                       {"device", a.device},
+                       {"fault_id", a.fault_id},
+                       {"status", std::string(to_string(a.status))},
+                       {"attempts", a.attempts},
+                       {"exit_code", a.exit_code},
+                       {"detail", a.detail},
+                       {"created", format_time(a.created)},
+                       {"finished", a.finished == TimePoint{} ? "" : format_time(a.finished)}});
+  }
+  return {{"ok", true}, {"faults", list}, {"actions", actions}};
+}
+
+nlohmann::json Daemon::operator_isolate(const nlohmann::json& r) {
+  const std::string device = r.value("device", "");
+  const std::string reason = r.value("reason", "");
+  if (!is_valid_device_id(device)) return {{"ok", false}, {"error", "invalid device id"}};
+  if (reason.empty()) return {{"ok", false}, {"error", "a reason is required"}};
+  // The operator's request is journaled as a fault of its own: it is the incident the
+  // isolate hook runs for, and its id is the hook's idempotence key.
+  Finding f;
+  f.rule = "operator.isolate";
+  f.source = "faultctl";
+  f.device = device;
+  f.level = FaultLevel::ManuallySeparateNPU;
+  f.time = clock_.now();
+  f.offset = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       f.time.time_since_epoch()).count());
+  f.text = "operator: " + reason;
+  auto t = commit_transition([&] { return machine_.isolate(device, f.text, f.id, f.time); }, &f);
+  if (!t) return {{"ok", true}, {"changed", false}, {"state", "isolated"}};
+  if (config_.actions.count(kIsolateAction) != 0) {
+    actions_->start({kIsolateAction}, f, /*by_operator=*/true);
+  }
+  return {{"ok", true}, {"changed", true}, {"state", "isolated"}, {"fault_id", f.id}};
+}
+
+nlohmann::json Daemon::operator_clear(const nlohmann::json& r) {
+  const std::string device = r.value("device", "");
+  const std::string reason = r.value("reason", "");
+  if (!is_valid_device_id(device)) return {{"ok", false}, {"error", "invalid device id"}};
+  if (reason.empty()) return {{"ok", false}, {"error", "a reason is required"}};
+  auto t = commit_transition([&] { return machine_.clear(device, "operator: " + reason, clock_.now()); },
+                             nullptr);
+  return {{"ok", true}, {"changed", t.has_value()}, {"state", "healthy"}};
+}
+
+std::string Daemon::reload() {
+  sd_notify(0, "RELOADING=1");
+  ErrorList errors;
+  auto cfg = faultd::load_config(config_path_, errors);
+  if (!cfg) {
+    metrics_.on_reload(false);
+    spdlog::error("reload failed; keeping the running configuration. {} error(s):", errors.size());
+    for (const auto& e : errors.all()) spdlog::error("{}", e.to_string());
+    sd_notify(0, "READY=1");
+    return errors.to_string();
+  }
+  for (const char* what : {"state_dir", "metrics.listen", "control.socket"}) {
+    const bool changed = (std::string(what) == "state_dir" && cfg->state_dir != config_.state_dir) ||
+                         (std::string(what) == "metrics.listen" && cfg->metrics_listen != config_.metrics_listen) ||
+                         (std::string(what) == "control.socket" && cfg->control_socket != config_.control_socket);
+    if (changed) spdlog::warn("reload: a change of {} takes effect at the next restart", what);
+  }
+  cfg->state_dir = config_.state_dir;
+  cfg->metrics_listen = config_.metrics_listen;
+  cfg->control_socket = config_.control_socket;
+
+  // Positions first, so a replaced source resumes exactly where the old one stopped.
+  save_positions();
+  std::vector<std::shared_ptr<SourceSlot>> kept;
+  std::vector<FileSourceConfig> added;
+  for (const auto& want : cfg->file_sources) {
+    auto it = std::find_if(slots_.begin(), slots_.end(),
+                           [&](const auto& s) { return !s->retired && same_source(s->config, want); });
+    if (it != slots_.end()) {
+      kept.push_back(*it);
+      (*it)->retired = true;  // marks it as taken; restored below
+    } else {
+      added.push_back(want);
+    }
+  }
+  for (const auto& s : slots_) {
+    if (std::find(kept.begin(), kept.end(), s) == kept.end()) retire(s);
+  }
+  for (const auto& s : kept) s->retired = false;
+  slots_ = kept;
+  config_ = std::move(*cfg);
+  set_log_level(config_.log_level);
+  for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
+  machine_.set_policy(warn_table(config_.policy));
+  actions_->configure(action_settings(config_));
+  for (const auto& a : added) add_source(a);
+  publish_sources();
+  metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
+  metrics_.on_reload(true);
+  spdlog::info("reloaded: {} rule(s), {} source(s) ({} new)", config_.rules->size(),
+               slots_.size(), added.size());
+  sd_notify(0, "READY=1");
+  return "";
+}
+
+void Daemon::start_signals() {
+  signals_.async_wait([this](boost::system::error_code ec, int sig) {
+    if (ec) return;
+    if (sig == SIGHUP) {
+      reload();
+      start_signals();
+      return;
+    }
+    spdlog::info("signal {}: stopping", sig);
+    shutdown();
+  });
+}
+
+void Daemon::start_timers() {
+  save_timer_.expires_after(config_.position_save_interval);
+  save_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec || stopping_) return;
+    save_positions();
+    start_timers();
+  });
+}
+
+void Daemon::shutdown() {
+  if (stopping_) return;
+  stopping_ = true;
+  sd_notify(0, "STOPPING=1");
+  if (control_) control_->stop();
+  save_positions();
+  for (const auto& s : slots_) retire(s);
+  runner_->shutdown();
+  signals_.cancel();
+  save_timer_.cancel();
+  watchdog_timer_.cancel();
+  io_.stop();
+}
+
+int Daemon::run() {
+  if (!load_config()) return kExitConfig;
+  spdlog::info("faultd {} on node {}: {} rule(s) from {} file(s)", FAULTD_VERSION, config_.node,
+               config_.rules->size(), config_.rule_files.size());
+  if (!open_store()) return 1;
+  runner_ = std::make_unique<HookRunner>(io_);
+  actions_ = std::make_unique<ActionManager>(
+      *runner_, *store_, clock_,
+      [this](const ActionRecord& r, const HookResult* res) { on_action_finished(r, res); });
+  actions_->configure(action_settings(config_));
+  if (!start_metrics() || !start_control()) return 1;
+  start_sources();
+  start_signals();
+  start_timers();
+  try {
+    actions_->resume_journal();
+  } catch (const StoreError& e) {
+    spdlog::error("action journal: {}", e.what());
+  }
+
+  uint64_t watchdog_usec = 0;
+  if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0) {
+    kick_watchdog(std::chrono::microseconds(watchdog_usec / 2));
+  }
+  sd_notify(0, "READY=1\nSTATUS=detecting");
+  spdlog::info("ready");
+  io_.run();
+  return 0;
+}
+
+// The watchdog is kicked from the io thread, so a wedged loop stops the kicks and systemd
+// restarts faultd.
+void Daemon::kick_watchdog(std::chrono::microseconds period) {
+  watchdog_timer_.expires_after(period);
+  watchdog_timer_.async_wait([this, period](boost::system::error_code ec) {
+    if (ec || stopping_) return;
+    sd_notify(0, "WATCHDOG=1");
+    kick_watchdog(period);
+  });
+}
+
+}  // namespace
+
+int run_daemon(const AppOptions& options) {
+  std::signal(SIGPIPE, SIG_IGN);  // a hook or client that goes away must not kill faultd
+  try {
+    Daemon daemon(options.config_path);
+    return daemon.run();
+  } catch (const std::exception& e) {
+    spdlog::critical("fatal: {}", e.what());
+    return 1;
+  }
+}
+
+}  // namespace faultd

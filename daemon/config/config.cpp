@@ -1,0 +1,411 @@
+#include "daemon/config/config.hpp"
+
+#include <glob.h>
+#include <re2/re2.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+
+#include "daemon/config/catalogs.hpp"
+#include "daemon/core/yaml_check.hpp"
+
+namespace faultd {
+namespace {
+
+namespace fs = std::filesystem;
+using yaml::Ctx;
+
+const char* const kSourceTypes[] = {"file", "command", "kmsg", "overflow_dump"};
+
+bool valid_name(const std::string& s) {
+  static const std::regex re("^[a-z0-9][a-z0-9_.-]{0,63}$");
+  return std::regex_match(s, re);
+}
+
+// Relative paths in a config file are relative to the directory of that file, so a config and
+// its rules, hooks and state can live together (the README's demo relies on it).
+std::string resolve(const std::string& base_dir, const std::string& p) {
+  if (p.empty() || p.front() == '/') return p;
+  return (fs::path(base_dir) / p).lexically_normal().string();
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+bool has_wildcard(const std::string& p) { return p.find_first_of("*?[") != std::string::npos; }
+
+struct Loader {
+  Config cfg;
+  ErrorList& errors;
+  std::vector<RuleSpec> rule_specs;
+  std::string base_dir;
+
+  void load_main(const std::string& path);
+  void load_sources(const YAML::Node& list, const Ctx& ctx);
+  void load_file_source(const YAML::Node& n, FileSourceConfig src, const Ctx& ctx);
+  void load_actions(const YAML::Node& map, const Ctx& ctx);
+  void load_policy(const YAML::Node& map, const Ctx& ctx);
+  void load_includes(const YAML::Node& origin, const Ctx& ctx);
+  void check_action_refs(const YAML::Node& origin, const Ctx& ctx,
+                         const std::set<std::string>& explicit_levels);
+};
+
+void Loader::load_main(const std::string& path) {
+  cfg.path = path;
+  base_dir = fs::path(path).parent_path().string();
+  const Ctx ctx{path, &errors};
+  auto root = yaml::load_file(path, ctx);
+  if (!root) return;
+  if (root->IsNull()) {
+    errors.add(path, 0, 0, "the config file is empty");
+    return;
+  }
+  if (!yaml::check_map(*root, "the config",
+                       {"node", "state_dir", "metrics", "control", "webhook", "include", "catalogs",
+                        "sources", "actions", "policy", "rules", "log"},
+                       ctx)) {
+    return;
+  }
+  const YAML::Node& r = *root;
+  cfg.node = yaml::get_string(r, "node", ctx).value_or("");
+  if (cfg.node.empty()) cfg.node = host_name();
+  if (auto v = yaml::get_string(r, "state_dir", ctx)) cfg.state_dir = resolve(base_dir, *v);
+
+  if (auto m = r["metrics"]; m.IsDefined() && yaml::check_map(m, "metrics", {"listen"}, ctx)) {
+    if (auto v = yaml::get_string(m, "listen", ctx)) cfg.metrics_listen = *v;
+  }
+  if (auto c = r["control"];
+      c.IsDefined() && yaml::check_map(c, "control", {"socket", "group"}, ctx)) {
+    if (auto v = yaml::get_string(c, "socket", ctx)) cfg.control_socket = resolve(base_dir, *v);
+    if (auto v = yaml::get_string(c, "group", ctx)) cfg.control_group = *v;
+  }
+  if (auto w = r["webhook"];
+      w.IsDefined() && yaml::check_map(w, "webhook", {"listen", "token_file"}, ctx)) {
+    cfg.webhook_listen = yaml::get_string(w, "listen", ctx).value_or("127.0.0.1:9848");
+    if (auto v = yaml::get_string(w, "token_file", ctx)) {
+      cfg.webhook_token_file = resolve(base_dir, *v);
+    } else {
+      ctx.error(w, "webhook needs a token_file (the bearer token Alertmanager sends)");
+    }
+    cfg.warnings.push_back(ctx.file + ": the Alertmanager webhook receiver is not served yet");
+  }
+  if (auto l = r["log"]; l.IsDefined() && yaml::check_map(l, "log", {"level"}, ctx)) {
+    if (auto v = yaml::get_string(l, "level", ctx)) {
+      static const std::set<std::string> kLevels{"trace", "debug", "info", "warn", "error"};
+      if (kLevels.count(*v)) {
+        cfg.log_level = *v;
+      } else {
+        ctx.error(l["level"], "log level must be one of trace, debug, info, warn, error");
+      }
+    }
+  }
+  if (auto c = r["catalogs"]; c.IsDefined() &&
+                              yaml::check_map(c, "catalogs", {"mindcluster_fault_codes"}, ctx)) {
+    if (auto v = yaml::get_string(c, "mindcluster_fault_codes", ctx)) {
+      cfg.mindcluster_fault_codes = resolve(base_dir, *v);
+    }
+  }
+  if (auto s = r["sources"]; s.IsDefined()) load_sources(s, ctx);
+  if (auto a = r["actions"]; a.IsDefined()) load_actions(a, ctx);
+
+  std::set<std::string> explicit_levels;
+  if (auto p = r["policy"]; p.IsDefined()) {
+    load_policy(p, ctx);
+    if (p.IsMap() && p["levels"].IsMap()) {
+      for (const auto& kv : p["levels"]) explicit_levels.insert(kv.first.Scalar());
+    }
+  }
+  check_action_refs(r["policy"], ctx, explicit_levels);
+
+  if (auto inc = r["include"]; inc.IsDefined()) {
+    if (auto list = yaml::get_string_list(r, "include", ctx)) {
+      cfg.include.clear();
+      for (const auto& g : *list) cfg.include.push_back(resolve(base_dir, g));
+    }
+  }
+  if (auto rules = r["rules"]; rules.IsDefined()) {
+    parse_rules(rules, path, rule_specs, errors);
+    cfg.rule_files.push_back(path);
+  }
+  load_includes(r["include"], ctx);
+}
+
+void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
+  if (!list.IsSequence()) {
+    ctx.error(list, "sources must be a list");
+    return;
+  }
+  std::set<std::string> names;
+  for (const auto& n : list) {
+    if (!n.IsMap()) {
+      ctx.error(n, "a source must be a map");
+      continue;
+    }
+    auto name = yaml::get_string(n, "name", ctx);
+    if (!name) {
+      ctx.error(n, "a source needs a name");
+      continue;
+    }
+    if (!valid_name(*name)) {
+      ctx.error(n["name"], "source name '" + *name + "' must match ^[a-z0-9][a-z0-9_.-]*$");
+    } else if (!names.insert(*name).second) {
+      ctx.error(n["name"], "duplicate source name '" + *name + "'");
+    }
+    const std::string type = yaml::get_string(n, "type", ctx).value_or("file");
+    if (type == "file") {
+      FileSourceConfig src;
+      src.name = *name;
+      load_file_source(n, std::move(src), ctx);
+      continue;
+    }
+    bool known = false;
+    for (const char* t : kSourceTypes) known = known || type == t;
+    ctx.error(n["type"], known ? "source type '" + type +
+                                     "' is not available in this build of faultd (supported: file)"
+                               : "unknown source type '" + type +
+                                     "' (one of: file, command, kmsg, overflow_dump)");
+  }
+}
+
+void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const Ctx& ctx) {
+  yaml::check_map(n, "a file source",
+                  {"name", "type", "paths", "start_at", "path_fields", "max_line_bytes",
+                   "scan_interval"},
+                  ctx);
+  if (auto paths = yaml::get_string_list(n, "paths", ctx)) {
+    for (const auto& p : *paths) src.paths.push_back(resolve(base_dir, p));
+  }
+  if (src.paths.empty()) ctx.error(n, "file source '" + src.name + "' needs paths");
+  if (auto v = yaml::get_string(n, "start_at", ctx)) {
+    if (*v == "beginning") {
+      src.start_at = FileSourceConfig::StartAt::Beginning;
+    } else if (*v == "end") {
+      src.start_at = FileSourceConfig::StartAt::End;
+    } else {
+      ctx.error(n["start_at"], "start_at must be 'beginning' or 'end'");
+    }
+  }
+  if (auto v = yaml::get_string(n, "path_fields", ctx)) {
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    RE2 re(*v, opts);
+    if (!re.ok()) {
+      ctx.error(n["path_fields"], "invalid RE2 in path_fields: " + re.error());
+    } else if (re.NamedCapturingGroups().empty()) {
+      ctx.error(n["path_fields"], "path_fields needs at least one named group, e.g. (?P<device>\\d+)");
+    }
+    src.path_fields = *v;
+  }
+  if (auto v = yaml::get_int(n, "max_line_bytes", ctx, 256, 16 * 1024 * 1024)) {
+    src.max_line_bytes = static_cast<size_t>(*v);
+  }
+  if (auto v = yaml::get_duration(n, "scan_interval", ctx)) {
+    if (*v < std::chrono::milliseconds(10)) {
+      ctx.error(n["scan_interval"], "scan_interval must be at least 10ms");
+    } else {
+      src.scan_interval = *v;
+    }
+  }
+  cfg.file_sources.push_back(std::move(src));
+}
+
+void Loader::load_actions(const YAML::Node& map, const Ctx& ctx) {
+  if (!map.IsMap()) {
+    ctx.error(map, "actions must be a map of action name to hook");
+    return;
+  }
+  for (const auto& kv : map) {
+    const std::string name = kv.first.Scalar();
+    const YAML::Node& n = kv.second;
+    if (!valid_name(name)) {
+      ctx.error(kv.first, "action name '" + name + "' must match ^[a-z0-9][a-z0-9_.-]*$");
+    }
+    if (!yaml::check_map(n, "action '" + name + "'",
+                         {"argv", "timeout", "retries", "after", "kill_grace"}, ctx)) {
+      continue;
+    }
+    ActionConfig a;
+    a.name = name;
+    if (auto argv = yaml::get_string_list(n, "argv", ctx)) a.hook.argv = *argv;
+    if (a.hook.argv.empty() || a.hook.argv[0].empty()) {
+      ctx.error(n, "action '" + name + "' needs argv (the hook program and its arguments)");
+    } else if (a.hook.argv[0].find('/') != std::string::npos) {
+      a.hook.argv[0] = resolve(base_dir, a.hook.argv[0]);
+    }
+    if (auto v = yaml::get_duration(n, "timeout", ctx)) a.hook.timeout = *v;
+    if (auto v = yaml::get_duration(n, "kill_grace", ctx)) a.hook.kill_grace = *v;
+    if (auto v = yaml::get_int(n, "retries", ctx, 0, 100)) a.hook.retries = static_cast<int>(*v);
+    if (auto v = yaml::get_string(n, "after", ctx)) a.after = *v;
+    cfg.actions[name] = std::move(a);
+  }
+  for (const auto& kv : map) {
+    const std::string name = kv.first.Scalar();
+    auto it = cfg.actions.find(name);
+    if (it == cfg.actions.end() || it->second.after.empty()) continue;
+    // Follow the chain: it must end at an action without `after`, never come back.
+    std::set<std::string> seen{name};
+    std::string cur = it->second.after;
+    while (!cur.empty()) {
+      auto next = cfg.actions.find(cur);
+      if (next == cfg.actions.end()) {
+        ctx.error(kv.second["after"], "action '" + name + "' runs after unknown action '" + cur + "'");
+        break;
+      }
+      if (!seen.insert(cur).second) {
+        ctx.error(kv.second["after"], "action '" + name + "' is part of an 'after' cycle");
+        break;
+      }
+      cur = next->second.after;
+    }
+  }
+}
+
+void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
+  if (!yaml::check_map(map, "policy", {"max_isolations", "dry_run", "default_level", "levels"},
+                       ctx)) {
+    return;
+  }
+  if (auto m = map["max_isolations"];
+      m.IsDefined() && yaml::check_map(m, "max_isolations", {"count", "window"}, ctx)) {
+    if (auto v = yaml::get_int(m, "count", ctx, 0, 100000)) {
+      cfg.policy.max_isolations = static_cast<int>(*v);
+    }
+    if (auto v = yaml::get_duration(m, "window", ctx)) cfg.policy.isolation_window = *v;
+  }
+  if (auto v = yaml::get_bool(map, "dry_run", ctx)) cfg.policy.dry_run = *v;
+  if (auto v = yaml::get_string(map, "default_level", ctx)) {
+    if (auto level = parse_fault_level(*v)) {
+      cfg.policy.default_level = *level;
+    } else {
+      ctx.error(map["default_level"], "unknown fault level '" + *v + "'");
+    }
+  }
+  const YAML::Node levels = map["levels"];
+  if (!levels.IsDefined()) return;
+  if (!levels.IsMap()) {
+    ctx.error(levels, "policy.levels must be a map of fault level to {state, actions}");
+    return;
+  }
+  for (const auto& kv : levels) {
+    const auto level = parse_fault_level(kv.first.Scalar());
+    if (!level) {
+      ctx.error(kv.first, "unknown fault level '" + kv.first.Scalar() + "'");
+      continue;
+    }
+    if (!yaml::check_map(kv.second, "a level policy", {"state", "actions"}, ctx)) continue;
+    LevelPolicy lp;
+    const std::string state = yaml::get_string(kv.second, "state", ctx).value_or("none");
+    if (state == "warning") {
+      lp.warn = true;
+    } else if (state != "none") {
+      ctx.error(kv.second["state"], "a level's state must be 'warning' or 'none'");
+    }
+    if (auto actions = yaml::get_string_list(kv.second, "actions", ctx)) lp.actions = *actions;
+    cfg.policy.levels[static_cast<size_t>(*level)] = std::move(lp);
+  }
+}
+
+// Explicit level policies must name defined actions; the built-in defaults quietly use only the
+// actions that exist, so a config without hooks still detects and marks devices.
+void Loader::check_action_refs(const YAML::Node& policy, const Ctx& ctx,
+                               const std::set<std::string>& explicit_levels) {
+  for (int i = 0; i < kFaultLevelCount; ++i) {
+    auto& lp = cfg.policy.levels[static_cast<size_t>(i)];
+    const std::string level_name(to_string(static_cast<FaultLevel>(i)));
+    const bool is_explicit = explicit_levels.count(level_name) > 0;
+    std::vector<std::string> kept;
+    for (const auto& a : lp.actions) {
+      auto it = cfg.actions.find(a);
+      if (it == cfg.actions.end()) {
+        if (is_explicit) {
+          ctx.error(policy["levels"][level_name]["actions"],
+                    "level " + level_name + " names unknown action '" + a + "'");
+        }
+        continue;
+      }
+      if (!it->second.after.empty()) {
+        if (is_explicit) {
+          ctx.error(policy["levels"][level_name]["actions"],
+                    "level " + level_name + " names action '" + a +
+                        "', which runs by itself after '" + it->second.after + "'");
+        }
+        continue;
+      }
+      kept.push_back(a);
+    }
+    lp.actions = std::move(kept);
+  }
+}
+
+void Loader::load_includes(const YAML::Node& origin, const Ctx& ctx) {
+  std::set<std::string> seen;
+  for (const auto& pattern : cfg.include) {
+    glob_t g{};
+    const int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+    std::vector<std::string> files;
+    if (rc == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
+    }
+    globfree(&g);
+    if (files.empty()) {
+      if (!has_wildcard(pattern)) {
+        ctx.error(origin, "included rule file '" + pattern + "' does not exist");
+      } else {
+        cfg.warnings.push_back("include '" + pattern + "' matches no file");
+      }
+      continue;
+    }
+    for (const auto& f : files) {
+      if (!seen.insert(f).second || f == cfg.path) continue;
+      const Ctx fctx{f, &errors};
+      auto doc = yaml::load_file(f, fctx);
+      if (!doc) continue;
+      if (doc->IsNull()) continue;  // an empty drop-in is fine
+      if (!yaml::check_map(*doc, "a rule file", {"rules"}, fctx)) continue;
+      if ((*doc)["rules"].IsDefined()) parse_rules((*doc)["rules"], f, rule_specs, errors);
+      cfg.rule_files.push_back(f);
+    }
+  }
+}
+
+}  // namespace
+
+PolicyConfig default_policy() {
+  PolicyConfig p;
+  auto set = [&p](FaultLevel level, bool warn, std::vector<std::string> actions) {
+    p.levels[static_cast<size_t>(level)] = LevelPolicy{warn, std::move(actions)};
+  };
+  set(FaultLevel::NotHandleFault, false, {});
+  set(FaultLevel::SubHealthFault, true, {});
+  set(FaultLevel::RestartRequest, true, {});
+  set(FaultLevel::RestartBusiness, true, {});
+  set(FaultLevel::FreeRestartNPU, true, {});
+  set(FaultLevel::RestartNPU, true, {});
+  set(FaultLevel::PreSeparateNPU, true, {});
+  set(FaultLevel::SeparateNPU, true, {"isolate"});
+  set(FaultLevel::ManuallySeparateNPU, true, {"isolate"});
+  return p;
+}
+
+std::optional<Config> load_config(const std::string& path, ErrorList& errors) {
+  Loader loader{Config{}, errors, {}, {}};
+  loader.load_main(path);
+  if (!errors.empty()) return std::nullopt;
+  CodeLevels levels;
+  if (!loader.cfg.mindcluster_fault_codes.empty()) {
+    levels = load_mindcluster_fault_codes(loader.cfg.mindcluster_fault_codes, errors);
+  }
+  levels.default_level = loader.cfg.policy.default_level;
+  auto rules = RuleSet::build(std::move(loader.rule_specs), std::move(levels), errors);
+  if (!errors.empty() || !rules) return std::nullopt;
+  for (const auto& w : rules->warnings()) loader.cfg.warnings.push_back(w);
+  loader.cfg.rules = std::move(rules);
+  return std::move(loader.cfg);
+}
+
+}  // namespace faultd

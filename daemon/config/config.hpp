@@ -1,0 +1,68 @@
+// faultd's configuration: the YAML of DESIGN.md §3 loaded into plain structs, with the rule
+// files it includes compiled into an immutable RuleSet. Loading never stops at the first
+// problem: every error is collected with its file:line:column, so `faultd --check-config` shows
+// them all at once and a bad reload says exactly why it kept the old set.
+//
+// Lifecycle: load_config() builds a complete Config or reports errors; the app swaps whole
+// Configs on reload. Threading: a Config is an immutable value once loaded.
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectors/file/file_source.hpp"
+#include "daemon/actions/action_manager.hpp"
+#include "daemon/core/errors.hpp"
+#include "daemon/core/types.hpp"
+#include "rules/rule.hpp"
+
+namespace faultd {
+
+// What a fault level does to a device and which actions it starts.
+struct LevelPolicy {
+  bool warn = false;  // healthy → warning
+  std::vector<std::string> actions;
+};
+
+struct PolicyConfig {
+  int max_isolations = 2;  // blast radius: isolate hooks started per window on this node
+  Duration isolation_window = std::chrono::hours(1);
+  bool dry_run = false;
+  FaultLevel default_level = FaultLevel::NotHandleFault;  // codes no catalogue knows
+  std::array<LevelPolicy, kFaultLevelCount> levels{};
+};
+PolicyConfig default_policy();
+
+struct Config {
+  std::string path;  // the main file
+  std::string node;
+  std::string state_dir = "/var/lib/faultd";
+  std::string metrics_listen = "0.0.0.0:9847";  // empty: no metrics endpoint
+  std::string control_socket = "/run/faultd/control.sock";
+  std::string control_group = "faultd";
+  std::string webhook_listen;  // empty: off
+  std::string webhook_token_file;
+  std::string log_level = "info";
+  std::vector<std::string> include{"/etc/faultd/rules.d/*.yaml"};
+  std::string mindcluster_fault_codes;  // catalogue path, empty: none
+  std::vector<FileSourceConfig> file_sources;
+  std::map<std::string, ActionConfig> actions;
+  PolicyConfig policy = default_policy();
+  Duration position_save_interval = std::chrono::seconds(1);
+
+  std::shared_ptr<const RuleSet> rules;
+  std::vector<std::string> rule_files;  // every file rules came from, for logs
+  std::vector<std::string> warnings;    // not errors: shown by --check-config and at start
+};
+
+// Loads `path`, its includes and catalogues. Returns nullopt if there was any error; `errors`
+// then holds all of them as file:line:column: message.
+std::optional<Config> load_config(const std::string& path, ErrorList& errors);
+
+inline constexpr const char* kDefaultConfigPath = "/etc/faultd/faultd.yaml";
+
+}  // namespace faultd

@@ -1,0 +1,162 @@
+#include "daemon/control/control_server.hpp"
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <filesystem>
+#include <spdlog/spdlog.h>
+
+#include "daemon/control/protocol.hpp"
+#include "daemon/core/json.hpp"
+
+namespace faultd {
+
+namespace asio = boost::asio;
+using Local = asio::local::stream_protocol;
+
+struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
+  Impl(asio::io_context& ctx, std::string p, std::string g, Handler h)
+      : io(ctx), path(std::move(p)), group(std::move(g)), handler(std::move(h)), acceptor(io) {}
+
+  asio::io_context& io;
+  std::string path;
+  std::string group;
+  Handler handler;
+  Local::acceptor acceptor;
+  gid_t gid = static_cast<gid_t>(-1);
+
+  struct Session : std::enable_shared_from_this<Session> {
+    Session(Local::socket s, std::shared_ptr<Impl> o) : sock(std::move(s)), owner(std::move(o)) {}
+    Local::socket sock;
+    std::shared_ptr<Impl> owner;
+    asio::streambuf in{kMaxRequest};
+    std::string out;
+    static constexpr size_t kMaxRequest = control::kMaxRequestBytes;
+
+    void read() {
+      auto self = shared_from_this();
+      asio::async_read_until(sock, in, '\n', [self](boost::system::error_code ec, size_t n) {
+        if (ec) return;  // EOF, or a request over the size limit: drop the connection
+        std::string line(asio::buffers_begin(self->in.data()),
+                         asio::buffers_begin(self->in.data()) + static_cast<std::ptrdiff_t>(n));
+        self->in.consume(n);
+        self->respond(self->owner->dispatch(line));
+      });
+    }
+    void respond(const nlohmann::json& reply) {
+      out = dump_json(reply) + "\n";
+      auto self = shared_from_this();
+      asio::async_write(sock, asio::buffer(out), [self](boost::system::error_code ec, size_t) {
+        if (!ec) self->read();
+      });
+    }
+  };
+
+  bool peer_allowed(int fd) const {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
+    if (cred.uid == 0 || cred.uid == geteuid()) return true;
+    if (gid == static_cast<gid_t>(-1)) return false;
+    if (cred.gid == gid) return true;
+    // Supplementary groups: membership as listed in the group database.
+    if (group.empty()) return false;
+    struct group* gr = getgrgid(gid);
+    if (gr == nullptr) return false;
+    std::string user;
+    // Resolve the peer's user name through its uid.
+    if (auto* pw = getpwuid(cred.uid)) user = pw->pw_name;
+    for (char** m = gr->gr_mem; m != nullptr && *m != nullptr; ++m) {
+      if (user == *m) return true;
+    }
+    return false;
+  }
+
+  nlohmann::json dispatch(const std::string& line) {
+    nlohmann::json request;
+    try {
+      request = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception& e) {
+      return {{"ok", false}, {"error", std::string("request is not JSON: ") + e.what()}};
+    }
+    if (!request.is_object() || !request.contains("cmd") || !request["cmd"].is_string()) {
+      return {{"ok", false}, {"error", "request needs a \"cmd\" string"}};
+    }
+    try {
+      return handler(request);
+    } catch (const std::exception& e) {
+      return {{"ok", false}, {"error", e.what()}};
+    }
+  }
+
+  void accept() {
+    auto self = shared_from_this();
+    acceptor.async_accept([self](boost::system::error_code ec, Local::socket sock) {
+      if (ec == asio::error::operation_aborted) return;
+      if (!ec) {
+        if (self->peer_allowed(sock.native_handle())) {
+          std::make_shared<Session>(std::move(sock), self)->read();
+        } else {
+          spdlog::warn("control socket: refused a client that is not root or in group '{}'",
+                       self->group);
+          auto s = std::make_shared<Session>(std::move(sock), self);
+          s->out = dump_json({{"ok", false}, {"error", "permission denied"}}) + "\n";
+          asio::async_write(s->sock, asio::buffer(s->out), [s](boost::system::error_code, size_t) {});
+        }
+      }
+      self->accept();
+    });
+  }
+};
+
+ControlServer::ControlServer(asio::io_context& io, std::string path, std::string group,
+                             Handler handler)
+    : impl_(std::make_shared<Impl>(io, std::move(path), std::move(group), std::move(handler))) {}
+
+ControlServer::~ControlServer() { stop(); }
+
+void ControlServer::start() {
+  namespace fs = std::filesystem;
+  const fs::path p(impl_->path);
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  // A socket left behind by a killed faultd would make bind() fail; only a socket is removed.
+  struct stat st {};
+  if (lstat(impl_->path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      throw std::runtime_error(impl_->path + ": exists and is not a socket");
+    }
+    ::unlink(impl_->path.c_str());
+  }
+  boost::system::error_code bec;
+  impl_->acceptor.open(Local(), bec);
+  if (!bec) impl_->acceptor.bind(Local::endpoint(impl_->path), bec);
+  if (!bec) impl_->acceptor.listen(asio::socket_base::max_listen_connections, bec);
+  if (bec) throw std::runtime_error(impl_->path + ": cannot listen: " + bec.message());
+  if (!impl_->group.empty()) {
+    if (struct group* gr = getgrnam(impl_->group.c_str())) {
+      impl_->gid = gr->gr_gid;
+      if (chown(impl_->path.c_str(), static_cast<uid_t>(-1), gr->gr_gid) != 0) {
+        spdlog::warn("control socket: cannot give {} to group {}", impl_->path, impl_->group);
+      }
+    } else {
+      spdlog::info("control socket: group '{}' does not exist; only root and the daemon's user "
+                   "may connect", impl_->group);
+    }
+  }
+  ::chmod(impl_->path.c_str(), 0660);
+  impl_->accept();
+}
+
+void ControlServer::stop() {
+  if (!impl_->acceptor.is_open()) return;
+  boost::system::error_code ec;
+  impl_->acceptor.close(ec);
+  ::unlink(impl_->path.c_str());
+}
+
+}  // namespace faultd

@@ -1,0 +1,244 @@
+#include "daemon/export/metrics.hpp"
+
+#include <prometheus/collectable.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+
+namespace faultd {
+
+namespace pm = prometheus;
+
+namespace {
+
+pm::MetricFamily family(std::string name, std::string help, pm::MetricType type) {
+  pm::MetricFamily f;
+  f.name = std::move(name);
+  f.help = std::move(help);
+  f.type = type;
+  return f;
+}
+
+pm::ClientMetric sample(std::vector<pm::ClientMetric::Label> labels, double value,
+                        pm::MetricType type) {
+  pm::ClientMetric m;
+  m.label = std::move(labels);
+  if (type == pm::MetricType::Counter) {
+    m.counter.value = value;
+  } else {
+    m.gauge.value = value;
+  }
+  return m;
+}
+
+double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+std::string code_label(const std::string& code) {
+  if (code.size() > 32) return "invalid";
+  for (char c : code) {
+    const bool ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                    c == '_' || c == '-' || c == '.';
+    if (!ok) return "invalid";
+  }
+  return code;
+}
+
+// faultd_device_state: one series per device and state, exactly one of them 1.
+class Metrics::DeviceStates final : public pm::Collectable {
+ public:
+  void set(std::map<std::string, DeviceState> states) {
+    std::lock_guard lock(mu_);
+    states_ = std::move(states);
+  }
+  std::vector<pm::MetricFamily> Collect() const override {
+    auto f = family("faultd_device_state",
+                    "Device state: 1 for the state the device is in, 0 for the others.",
+                    pm::MetricType::Gauge);
+    std::lock_guard lock(mu_);
+    for (const auto& [device, state] : states_) {
+      for (int i = 0; i < kDeviceStateCount; ++i) {
+        const auto s = static_cast<DeviceState>(i);
+        f.metric.push_back(sample({{"device", device}, {"state", std::string(to_string(s))}},
+                                  s == state ? 1.0 : 0.0, pm::MetricType::Gauge));
+      }
+    }
+    return {std::move(f)};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, DeviceState> states_;
+};
+
+// Per-source self-health, read from each source's atomics at scrape time: a dead collector
+// must not look healthy.
+class Metrics::SourceHealth final : public pm::Collectable {
+ public:
+  void set(std::vector<std::shared_ptr<Source>> sources) {
+    std::lock_guard lock(mu_);
+    sources_ = std::move(sources);
+  }
+  std::vector<pm::MetricFamily> Collect() const override {
+    using T = pm::MetricType;
+    auto lines = family("faultd_source_lines_total", "Lines consumed per source.", T::Counter);
+    auto bytes = family("faultd_source_bytes_total", "Bytes consumed per source.", T::Counter);
+    auto errors = family("faultd_source_errors_total",
+                         "Read, parse and command errors per source and kind.", T::Counter);
+    auto rotations = family("faultd_source_rotations_total",
+                            "File rotations followed per source and kind.", T::Counter);
+    auto lag = family("faultd_source_lag_bytes", "Bytes written but not yet read per source.",
+                      T::Gauge);
+    auto files = family("faultd_source_files", "Files currently followed per source.", T::Gauge);
+    std::lock_guard lock(mu_);
+    for (const auto& src : sources_) {
+      const std::string& n = src->name();
+      SourceStats& s = src->stats();
+      lines.metric.push_back(sample({{"source", n}}, static_cast<double>(s.lines.load()), T::Counter));
+      bytes.metric.push_back(sample({{"source", n}}, static_cast<double>(s.bytes.load()), T::Counter));
+      for (int k = 0; k < kSourceErrorKindCount; ++k) {
+        const auto kind = static_cast<SourceErrorKind>(k);
+        errors.metric.push_back(sample({{"kind", std::string(to_string(kind))}, {"source", n}},
+                                       static_cast<double>(s.error_count(kind)), T::Counter));
+      }
+      rotations.metric.push_back(sample({{"kind", "rename"}, {"source", n}},
+                                        static_cast<double>(s.rotations_rename.load()), T::Counter));
+      rotations.metric.push_back(sample({{"kind", "truncate"}, {"source", n}},
+                                        static_cast<double>(s.rotations_truncate.load()),
+                                        T::Counter));
+      lag.metric.push_back(sample({{"source", n}}, static_cast<double>(s.lag_bytes.load()), T::Gauge));
+      files.metric.push_back(sample({{"source", n}}, static_cast<double>(s.files.load()), T::Gauge));
+    }
+    return {std::move(lines), std::move(bytes), std::move(errors), std::move(rotations),
+            std::move(lag), std::move(files)};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<Source>> sources_;
+};
+
+Metrics::Metrics()
+    : registry_(std::make_shared<pm::Registry>()),
+      device_states_(std::make_shared<DeviceStates>()),
+      source_health_(std::make_shared<SourceHealth>()) {
+  auto& r = *registry_;
+  faults_ = &pm::BuildCounter()
+                 .Name("faultd_faults_total")
+                 .Help("Findings recorded, by device, fault level and code.")
+                 .Register(r);
+  rule_matches_ = &pm::BuildCounter()
+                       .Name("faultd_rule_matches_total")
+                       .Help("Findings recorded per rule (every loaded rule starts at 0).")
+                       .Register(r);
+  actions_ = &pm::BuildCounter()
+                  .Name("faultd_actions_total")
+                  .Help("Hook runs by action and result (success, failure, timeout, skipped).")
+                  .Register(r);
+  action_duration_ = &pm::BuildHistogram()
+                          .Name("faultd_action_duration_seconds")
+                          .Help("Hook run time, retries and backoff included.")
+                          .Register(r);
+  reloads_ = &pm::BuildCounter()
+                  .Name("faultd_config_reloads_total")
+                  .Help("Configuration reloads (SIGHUP or faultctl reload) by result.")
+                  .Register(r);
+  build_info_ = &pm::BuildGauge()
+                     .Name("faultd_build_info")
+                     .Help("Always 1: the faultd version and the sha256 of the rules in force.")
+                     .Register(r);
+  detection_latency_ =
+      &pm::BuildHistogram()
+           .Name("faultd_detection_latency_seconds")
+           .Help("From a source noticing new input to the finding being committed.")
+           .Register(r)
+           .Add({}, pm::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                    0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
+  rules_loaded_ =
+      &pm::BuildGauge().Name("faultd_rules_loaded").Help("Rules in force.").Register(r).Add({});
+  store_errors_ = &pm::BuildCounter()
+                       .Name("faultd_store_errors_total")
+                       .Help("Failed writes to the state store (the input is read again).")
+                       .Register(r)
+                       .Add({});
+  for (const char* result : {"success", "failure"}) reloads_->Add({{"result", result}});
+}
+
+Metrics::~Metrics() = default;
+
+void Metrics::serve(const std::string& listen) {
+  exposer_ = std::make_unique<pm::Exposer>(listen, 2);
+  if (exposer_->GetListeningPorts().empty()) {
+    exposer_.reset();
+    throw std::runtime_error("cannot listen on " + listen);
+  }
+  exposer_->RegisterCollectable(registry_);
+  exposer_->RegisterCollectable(device_states_);
+  exposer_->RegisterCollectable(source_health_);
+}
+
+std::vector<int> Metrics::listening_ports() const {
+  return exposer_ ? exposer_->GetListeningPorts() : std::vector<int>{};
+}
+
+void Metrics::on_rules(const std::vector<std::string>& rule_ids, const std::string& sha256) {
+  for (const auto& id : rule_ids) rule_matches_->Add({{"rule", id}});
+  rules_loaded_->Set(static_cast<double>(rule_ids.size()));
+  if (build_info_current_ != nullptr) build_info_->Remove(build_info_current_);
+  build_info_current_ = &build_info_->Add({{"version", FAULTD_VERSION}, {"ruleset_sha256", sha256}});
+  build_info_current_->Set(1);
+}
+
+void Metrics::on_finding(const Finding& f, TimePoint committed) {
+  faults_->Add({{"device", f.device}, {"level", std::string(to_string(f.level))},
+                {"code", code_label(f.code)}})
+      .Increment();
+  rule_matches_->Add({{"rule", f.rule}}).Increment();
+  if (f.noticed != TimePoint{}) {
+    detection_latency_->Observe(std::max(0.0, seconds(committed - f.noticed)));
+  }
+}
+
+void Metrics::on_device_states(const std::map<std::string, DeviceRecord>& devices) {
+  std::map<std::string, DeviceState> states;
+  for (const auto& [id, d] : devices) states[id] = d.state;
+  device_states_->set(std::move(states));
+}
+
+void Metrics::on_action(const std::string& action, ActionStatus status, Duration took) {
+  std::string result(to_string(status));
+  if (status != ActionStatus::Success && status != ActionStatus::Timeout &&
+      status != ActionStatus::Skipped) {
+    result = "failure";
+  }
+  actions_->Add({{"action", action}, {"result", result}}).Increment();
+  if (status != ActionStatus::Skipped) {
+    action_duration_
+        ->Add({{"action", action}}, pm::Histogram::BucketBoundaries{0.05, 0.1, 0.5, 1, 5, 10, 30,
+                                                                    60, 120, 300, 900, 1800})
+        .Observe(seconds(took));
+  }
+}
+
+void Metrics::on_reload(bool ok) { reloads_->Add({{"result", ok ? "success" : "failure"}}).Increment(); }
+
+void Metrics::on_store_error() { store_errors_->Increment(); }
+
+void Metrics::set_sources(std::vector<std::shared_ptr<Source>> sources) {
+  source_health_->set(std::move(sources));
+}
+
+std::string Metrics::render() const {
+  std::vector<pm::MetricFamily> all = registry_->Collect();
+  for (auto& f : device_states_->Collect()) all.push_back(std::move(f));
+  for (auto& f : source_health_->Collect()) all.push_back(std::move(f));
+  return pm::TextSerializer().Serialize(all);
+}
+
+}  // namespace faultd

@@ -1,0 +1,80 @@
+// faultd's Prometheus metrics (DESIGN.md §4). Counters that the pipeline drives are
+// prometheus-cpp families whose label sets are added once and kept; state that lives elsewhere
+// (device states, per-source health) is exported by Collectables that snapshot it at scrape
+// time, so a scrape never sees a half-updated device and never touches the io thread's data.
+//
+// Lifecycle: constructed at start; `serve()` binds the HTTP endpoint; the app reports events.
+// Threading: the methods are called from the io thread; the exposer's HTTP threads call the
+// collectables, which take a mutex around their snapshots.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collectors/collector.hpp"
+#include "daemon/core/types.hpp"
+#include "daemon/state/store.hpp"
+
+namespace prometheus {
+class Registry;
+class Exposer;
+class Counter;
+class Histogram;
+class Gauge;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+namespace faultd {
+
+class Metrics {
+ public:
+  Metrics();
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // Binds "host:port" (port 0 picks a free one). Throws std::runtime_error if it cannot bind.
+  void serve(const std::string& listen);
+  std::vector<int> listening_ports() const;
+
+  // A rule set came into force: rule counters created at 0, rules_loaded and build_info set.
+  void on_rules(const std::vector<std::string>& rule_ids, const std::string& ruleset_sha256);
+  void on_finding(const Finding& f, TimePoint committed);
+  void on_device_states(const std::map<std::string, DeviceRecord>& devices);
+  void on_action(const std::string& action, ActionStatus status, Duration took);
+  void on_reload(bool ok);
+  void on_store_error();
+  void set_sources(std::vector<std::shared_ptr<Source>> sources);
+
+  // The text exposition, as a scrape would see it (for tests and `faultctl`).
+  std::string render() const;
+
+ private:
+  class DeviceStates;
+  class SourceHealth;
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<DeviceStates> device_states_;
+  std::shared_ptr<SourceHealth> source_health_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+
+  prometheus::Family<prometheus::Counter>* faults_ = nullptr;
+  prometheus::Family<prometheus::Counter>* rule_matches_ = nullptr;
+  prometheus::Family<prometheus::Counter>* actions_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* action_duration_ = nullptr;
+  prometheus::Family<prometheus::Counter>* reloads_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* build_info_ = nullptr;
+  prometheus::Histogram* detection_latency_ = nullptr;
+  prometheus::Gauge* rules_loaded_ = nullptr;
+  prometheus::Counter* store_errors_ = nullptr;
+  prometheus::Gauge* build_info_current_ = nullptr;
+};
+
+// A code as a label value: known-safe characters only, else "invalid" (never log text).
+std::string code_label(const std::string& code);
+
+}  // namespace faultd

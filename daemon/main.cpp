@@ -1,0 +1,106 @@
+// faultd: the per-node fault-detection daemon. See DESIGN.md §3 for the command line.
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/app/app.hpp"
+#include "daemon/app/logging.hpp"
+#include "daemon/app/replay.hpp"
+#include "daemon/config/config.hpp"
+
+namespace {
+
+constexpr int kExitUsage = 64;
+constexpr int kExitConfig = 78;
+
+void usage(std::ostream& out) {
+  out << "usage: faultd [--config PATH]                 run in the foreground\n"
+         "       faultd --check-config [--config PATH]  validate config, rules and catalogues\n"
+         "       faultd --replay [--config PATH] FILE...  run the rules over files, print findings\n"
+         "       faultd --version\n";
+}
+
+int check_config(const std::string& path) {
+  faultd::ErrorList errors;
+  auto cfg = faultd::load_config(path, errors);
+  if (!cfg) {
+    std::cerr << errors.to_string();
+    std::cerr << path << ": " << errors.size() << " error(s)\n";
+    return kExitConfig;
+  }
+  for (const auto& w : cfg->warnings) std::cerr << "warning: " << w << '\n';
+  std::cout << path << ": ok: " << cfg->rules->size() << " rule(s) from " << cfg->rule_files.size()
+            << " file(s), " << cfg->file_sources.size() << " source(s), " << cfg->actions.size()
+            << " action(s); ruleset sha256 " << cfg->rules->sha256() << '\n';
+  return 0;
+}
+
+int replay(const std::string& path, const std::vector<std::string>& files) {
+  faultd::ErrorList errors;
+  auto cfg = faultd::load_config(path, errors);
+  if (!cfg) {
+    std::cerr << errors.to_string();
+    return kExitConfig;
+  }
+  std::ios::sync_with_stdio(false);
+  auto sum = faultd::replay_files(*cfg, files, std::cout, std::cerr);
+  std::cout.flush();
+  const double mb = static_cast<double>(sum.bytes) / 1e6;
+  std::cerr << "replay: " << sum.files << " file(s), " << sum.bytes << " bytes, " << sum.lines
+            << " lines, " << sum.findings << " finding(s) in " << sum.seconds << " s ("
+            << (sum.seconds > 0 ? mb / sum.seconds : 0.0) << " MB/s)\n";
+  return sum.unreadable > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config = faultd::kDefaultConfigPath;
+  enum class Mode { Run, Check, Replay } mode = Mode::Run;
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--config" || arg == "-c") {
+      if (i + 1 >= argc) {
+        usage(std::cerr);
+        return kExitUsage;
+      }
+      config = argv[++i];
+    } else if (arg.rfind("--config=", 0) == 0) {
+      config = arg.substr(9);
+    } else if (arg == "--check-config") {
+      mode = Mode::Check;
+    } else if (arg == "--replay") {
+      mode = Mode::Replay;
+    } else if (arg == "--version") {
+      std::cout << "faultd " << FAULTD_VERSION << '\n';
+      return 0;
+    } else if (arg == "--help" || arg == "-h") {
+      usage(std::cout);
+      return 0;
+    } else if (mode == Mode::Replay && (arg.empty() || arg[0] != '-' || arg == "-")) {
+      files.push_back(arg == "-" ? "/dev/stdin" : arg);
+    } else {
+      std::cerr << "faultd: unknown argument '" << arg << "'\n";
+      usage(std::cerr);
+      return kExitUsage;
+    }
+  }
+  switch (mode) {
+    case Mode::Check:
+      return check_config(config);
+    case Mode::Replay:
+      if (files.empty()) {
+        std::cerr << "faultd: --replay needs at least one file\n";
+        return kExitUsage;
+      }
+      return replay(config, files);
+    case Mode::Run:
+      break;
+  }
+  faultd::setup_logging();
+  return faultd::run_daemon({config});
+}
