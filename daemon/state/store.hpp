@@ -7,10 +7,23 @@
 // journal also refuses a second row for the same (source, file identity, offset, rule), which
 // makes a replayed chunk harmless even if a position was lost.
 //
-// Schema: versioned (PRAGMA user_version); `migrate()` runs each step in order inside a
-// transaction, so an older database is upgraded in place and a newer one is refused.
+// A finding whose identity is {dev 0, ino 0} (not read from a file: a command's output, ...)
+// has no stable origin to deduplicate on, so it is always recorded. A source that can replay
+// such input should give its findings a stable pseudo identity and offset.
 //
-// Threading: one Store per process, used from the app's io thread only.
+// Schema: versioned (PRAGMA user_version); `migrate()` runs each step in order inside a
+// transaction, so an older database is upgraded in place and a newer one is refused. Enum values
+// are stored as their text names, times as Unix milliseconds, unsigned 64-bit values as the int64
+// with the same bits.
+//
+// Errors: every SQLite failure is a StoreError naming the path, the operation and the cause; a
+// damaged file's error says how to recover (move state.db aside).
+//
+// Lifecycle: open at start-up (creating and migrating as needed), close at exit. At most one
+// Txn is open at a time, and it must not outlive the Store.
+//
+// Threading: one Store per process, used from the app's io thread only (the connection is opened
+// with SQLITE_OPEN_NOMUTEX). Other processes may read the file concurrently (WAL).
 #pragma once
 
 #include <memory>
@@ -38,7 +51,7 @@ struct DeviceRecord {
   FaultLevel level = FaultLevel::NotHandleFault;
   std::string rule;
   std::string code;
-  TimePoint since{};     // time of the last transition
+  TimePoint since{};  // time of the last transition
 };
 
 enum class ActionStatus { Pending, Running, Success, Failure, Timeout, Skipped };
@@ -52,18 +65,18 @@ struct ActionRecord {
   int64_t fault_id = 0;
   ActionStatus status = ActionStatus::Pending;
   int attempts = 0;
-  int exit_code = -1;   // last exit code, -1 when none (signal, not started)
-  std::string output;   // capped hook output of the last attempt
-  std::string detail;   // why: "dry run", "timeout after 60s", "waiting for isolate", ...
+  int exit_code = -1;  // last exit code, -1 when none (signal, not started)
+  std::string output;  // capped hook output of the last attempt
+  std::string detail;  // why: "dry run", "timeout after 60s", "waiting for isolate", ...
   TimePoint created{};
   TimePoint started{};
   TimePoint finished{};
 };
 
 struct FaultQuery {
-  std::string device;             // empty: all devices
-  std::optional<TimePoint> since; // only faults at or after
-  size_t limit = 1000;            // newest first
+  std::string device;              // empty: all devices
+  std::optional<TimePoint> since;  // only faults at or after
+  size_t limit = 1000;             // newest first
 };
 
 class Store {
@@ -80,7 +93,9 @@ class Store {
 
   int schema_version() const;
 
-  // A write transaction. Destroyed without commit() → rolled back.
+  // A write transaction (BEGIN IMMEDIATE). Destroyed without commit() → rolled back. Once a
+  // method has thrown, the transaction is only good for rolling back: further calls and
+  // commit() throw StoreError.
   class Txn {
    public:
     explicit Txn(Store& store);
@@ -97,32 +112,49 @@ class Store {
     void commit();  // throws StoreError; the transaction is rolled back then
 
    private:
+    template <typename F>
+    auto guarded(const char* op, F&& f);
     Store& store_;
     bool done_ = false;
+    bool failed_ = false;
   };
 
   void save_positions(const std::vector<ReadPosition>& positions);  // one transaction
+  // The saved position of a file, or nothing. The caller compares the stored fingerprint with
+  // the file's to tell a rotated-in file that reused the inode from the one it read.
   std::optional<ReadPosition> find_position(const std::string& source, uint64_t dev,
                                             uint64_t ino) const;
 
   std::vector<DeviceRecord> load_devices() const;
-  std::vector<Finding> query_faults(const FaultQuery& q) const;
+  std::vector<Finding> query_faults(const FaultQuery& q) const;  // newest (by time) first
   std::optional<Finding> find_fault(int64_t id) const;
+  // Newest (by journal order) first; `device` empty: all devices.
   std::vector<Transition> query_transitions(const std::string& device, size_t limit) const;
 
   // Action journal. `ensure_action` returns the existing row for (action, device, fault_id) or
   // inserts a Pending one: the key that makes hooks idempotent across restarts.
-  ActionRecord ensure_action(const std::string& action, const std::string& device,
-                             int64_t fault_id, TimePoint now);
-  void update_action(const ActionRecord& a);  // by id
-  std::vector<ActionRecord> unfinished_actions() const;  // Pending or Running
+  ActionRecord ensure_action(const std::string& action, const std::string& device, int64_t fault_id,
+                             TimePoint now);
+  // Writes status, attempts, exit code, output, detail and times of the row `a.id`; throws
+  // StoreError when there is no such row. (action, device, fault_id, created) never change.
+  void update_action(const ActionRecord& a);
+  std::vector<ActionRecord> unfinished_actions() const;  // Pending or Running, oldest first
+  // Newest first; `device` empty: all devices.
   std::vector<ActionRecord> query_actions(const std::string& device, size_t limit) const;
 
  private:
-  void exec(const char* sql);
+  struct Cache;  // prepared statements reused by the hot paths
+
+  void open();
+  void exec(const char* sql, const char* op) const;
+  void rollback_quietly() noexcept;
   void migrate();
+  int read_user_version() const;
+
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::unique_ptr<Cache> cache_;
+  bool txn_open_ = false;
 };
 
 }  // namespace faultd

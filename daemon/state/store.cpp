@@ -1,0 +1,688 @@
+#include "daemon/state/store.hpp"
+
+#include <array>
+#include <limits>
+#include <optional>
+
+#include "daemon/state/sqlite_statement.hpp"
+
+namespace faultd {
+
+using sqlite::Statement;
+using sqlite::StatementScope;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Migrations. kMigrations[v] upgrades a database at user_version v to v + 1. To add version 2:
+// write migrate_to_v2, append it here and bump Store::kSchemaVersion.
+
+void migrate_to_v1(sqlite3* db, const std::string& path) {
+  sqlite::exec(db, R"sql(
+    CREATE TABLE devices (
+      device   TEXT PRIMARY KEY NOT NULL,
+      state    TEXT NOT NULL,
+      reason   TEXT NOT NULL,
+      fault_id INTEGER NOT NULL,
+      level    TEXT NOT NULL,
+      rule     TEXT NOT NULL,
+      code     TEXT NOT NULL,
+      since_ms INTEGER NOT NULL
+    );
+    CREATE TABLE transitions (
+      id         INTEGER PRIMARY KEY,
+      device     TEXT NOT NULL,
+      from_state TEXT NOT NULL,
+      to_state   TEXT NOT NULL,
+      reason     TEXT NOT NULL,
+      fault_id   INTEGER NOT NULL,
+      level      TEXT NOT NULL,
+      rule       TEXT NOT NULL,
+      code       TEXT NOT NULL,
+      time_ms    INTEGER NOT NULL
+    );
+    CREATE INDEX transitions_by_device ON transitions (device, id);
+    -- file_dev/file_ino are NULL for findings not read from a file: NULLs never collide in a
+    -- UNIQUE constraint, so such findings are never taken for replays.
+    CREATE TABLE faults (
+      id              INTEGER PRIMARY KEY,
+      time_ms         INTEGER NOT NULL,
+      noticed_ms      INTEGER NOT NULL,
+      rule            TEXT NOT NULL,
+      source          TEXT NOT NULL,
+      device          TEXT NOT NULL,
+      level           TEXT NOT NULL,
+      code            TEXT NOT NULL,
+      file            TEXT NOT NULL,
+      line            INTEGER NOT NULL,
+      file_offset     INTEGER NOT NULL,
+      file_dev        INTEGER,
+      file_ino        INTEGER,
+      fingerprint     INTEGER NOT NULL,
+      fingerprint_len INTEGER NOT NULL,
+      text            TEXT NOT NULL,
+      UNIQUE (source, file_dev, file_ino, file_offset, rule)
+    );
+    CREATE INDEX faults_by_device_time ON faults (device, time_ms);
+    CREATE INDEX faults_by_time ON faults (time_ms);
+    CREATE TABLE actions (
+      id          INTEGER PRIMARY KEY,
+      action      TEXT NOT NULL,
+      device      TEXT NOT NULL,
+      fault_id    INTEGER NOT NULL,
+      status      TEXT NOT NULL,
+      attempts    INTEGER NOT NULL,
+      exit_code   INTEGER NOT NULL,
+      output      TEXT NOT NULL,
+      detail      TEXT NOT NULL,
+      created_ms  INTEGER NOT NULL,
+      started_ms  INTEGER NOT NULL,
+      finished_ms INTEGER NOT NULL,
+      UNIQUE (action, device, fault_id)
+    );
+    CREATE INDEX actions_by_status ON actions (status, id);
+    CREATE INDEX actions_by_device ON actions (device, id);
+    CREATE TABLE positions (
+      source          TEXT NOT NULL,
+      file_dev        INTEGER NOT NULL,
+      file_ino        INTEGER NOT NULL,
+      fingerprint     INTEGER NOT NULL,
+      fingerprint_len INTEGER NOT NULL,
+      file_offset     INTEGER NOT NULL,
+      line            INTEGER NOT NULL,
+      path            TEXT NOT NULL,
+      updated_ms      INTEGER NOT NULL,
+      PRIMARY KEY (source, file_dev, file_ino)
+    );
+  )sql",
+               path, "migrate to schema 1");
+}
+
+using MigrationStep = void (*)(sqlite3*, const std::string&);
+constexpr std::array<MigrationStep, 1> kMigrations = {&migrate_to_v1};
+static_assert(kMigrations.size() == Store::kSchemaVersion,
+              "every schema version needs exactly one migration step");
+
+// ---------------------------------------------------------------------------------------------
+// Row mapping.
+
+constexpr const char* kFaultColumns =
+    "id, time_ms, noticed_ms, rule, source, device, level, code, file, line, file_offset, "
+    "file_dev, file_ino, fingerprint, fingerprint_len, text";
+constexpr const char* kTransitionColumns =
+    "device, from_state, to_state, reason, fault_id, level, rule, code, time_ms";
+constexpr const char* kActionColumns =
+    "id, action, device, fault_id, status, attempts, exit_code, output, detail, created_ms, "
+    "started_ms, finished_ms";
+
+// A value SQLite cannot hold as a positive LIMIT is no limit at all.
+int64_t sql_limit(size_t limit) {
+  constexpr auto kMax = static_cast<size_t>(std::numeric_limits<int64_t>::max());
+  return limit > kMax ? -1 : static_cast<int64_t>(limit);
+}
+
+// Stored enum names are read back strictly: an unknown name means the file was edited or
+// damaged, which the operator must hear about rather than get a silently "healthy" device.
+template <typename T>
+T parse_or_throw(std::optional<T> v, const std::string& path, const char* what,
+                 const std::string& text) {
+  if (!v) throw StoreError(path + ": unknown " + what + " '" + text + "' in the state database");
+  return *v;
+}
+
+FaultLevel read_level(const Statement& s, int col, const std::string& path) {
+  const std::string t = s.text(col);
+  return parse_or_throw(parse_fault_level(t), path, "fault level", t);
+}
+
+DeviceState read_state(const Statement& s, int col, const std::string& path) {
+  const std::string t = s.text(col);
+  return parse_or_throw(parse_device_state(t), path, "device state", t);
+}
+
+Finding read_finding(const Statement& s, const std::string& path) {
+  Finding f;
+  f.id = s.int64(0);
+  f.time = from_unix_ms(s.int64(1));
+  f.noticed = from_unix_ms(s.int64(2));
+  f.rule = s.text(3);
+  f.source = s.text(4);
+  f.device = s.text(5);
+  f.level = read_level(s, 6, path);
+  f.code = s.text(7);
+  f.file = s.text(8);
+  f.line = s.u64(9);
+  f.offset = s.u64(10);
+  f.identity.dev = s.u64(11);  // NULL reads as 0
+  f.identity.ino = s.u64(12);
+  f.identity.fingerprint = s.u64(13);
+  f.identity.fingerprint_len = static_cast<uint32_t>(s.int64(14));
+  f.text = s.text(15);
+  return f;
+}
+
+Transition read_transition(const Statement& s, const std::string& path) {
+  Transition t;
+  t.device = s.text(0);
+  t.from = read_state(s, 1, path);
+  t.to = read_state(s, 2, path);
+  t.reason = s.text(3);
+  t.fault_id = s.int64(4);
+  t.level = read_level(s, 5, path);
+  t.rule = s.text(6);
+  t.code = s.text(7);
+  t.time = from_unix_ms(s.int64(8));
+  return t;
+}
+
+ActionRecord read_action(const Statement& s, const std::string& path) {
+  ActionRecord a;
+  a.id = s.int64(0);
+  a.action = s.text(1);
+  a.device = s.text(2);
+  a.fault_id = s.int64(3);
+  const std::string status = s.text(4);
+  a.status = parse_or_throw(parse_action_status(status), path, "action status", status);
+  a.attempts = static_cast<int>(s.int64(5));
+  a.exit_code = static_cast<int>(s.int64(6));
+  a.output = s.text(7);
+  a.detail = s.text(8);
+  a.created = from_unix_ms(s.int64(9));
+  a.started = from_unix_ms(s.int64(10));
+  a.finished = from_unix_ms(s.int64(11));
+  return a;
+}
+
+// The file identity of a finding not read from a file is NULL (see the faults table).
+void bind_identity(Statement& s, int dev_index, int ino_index, const FileIdentity& id) {
+  if (id.dev == 0 && id.ino == 0) {
+    s.bind_null(dev_index);
+    s.bind_null(ino_index);
+  } else {
+    s.bind_u64(dev_index, id.dev);
+    s.bind_u64(ino_index, id.ino);
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+std::string_view to_string(ActionStatus s) {
+  switch (s) {
+    case ActionStatus::Pending:
+      return "pending";
+    case ActionStatus::Running:
+      return "running";
+    case ActionStatus::Success:
+      return "success";
+    case ActionStatus::Failure:
+      return "failure";
+    case ActionStatus::Timeout:
+      return "timeout";
+    case ActionStatus::Skipped:
+      return "skipped";
+  }
+  return "unknown";
+}
+
+std::optional<ActionStatus> parse_action_status(std::string_view s) {
+  for (auto v : {ActionStatus::Pending, ActionStatus::Running, ActionStatus::Success,
+                 ActionStatus::Failure, ActionStatus::Timeout, ActionStatus::Skipped}) {
+    if (to_string(v) == s) return v;
+  }
+  return std::nullopt;
+}
+
+// Prepared once, on first use, for the statements every committed finding runs.
+struct Store::Cache {
+  std::optional<Statement> insert_fault;
+  std::optional<Statement> find_fault_id;
+  std::optional<Statement> upsert_device;
+  std::optional<Statement> insert_transition;
+  std::optional<Statement> upsert_position;
+
+  static Statement& get(std::optional<Statement>& slot, sqlite3* db, const char* sql,
+                        const std::string& path, const char* op) {
+    if (!slot) slot.emplace(db, sql, path, op, /*persistent=*/true);
+    return *slot;
+  }
+};
+
+Store::Store(const std::string& path) : path_(path), cache_(std::make_unique<Cache>()) {
+  try {
+    open();
+    migrate();
+  } catch (...) {
+    cache_.reset();
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Store::~Store() {
+  cache_.reset();  // statements first: a connection with live statements does not close
+  sqlite3_close_v2(db_);
+}
+
+void Store::open() {
+  const int rc =
+      sqlite3_open_v2(path_.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string cause = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    throw StoreError(path_ + ": cannot open the state database (" + cause +
+                     "); the directory must exist and be writable by faultd");
+  }
+  // SQLite quietly falls back to read-only when the file is write-protected; faultd cannot run
+  // like that, so say so now rather than at the first write.
+  if (sqlite3_db_readonly(db_, "main") == 1) {
+    throw StoreError(path_ +
+                     ": the state database is read-only; faultd needs to write it "
+                     "(check the permissions of the file and of its directory)");
+  }
+  sqlite3_busy_timeout(db_, 5000);
+
+  // The first statement reads the file header: a non-database fails here, with the hint.
+  std::string mode;
+  {
+    Statement s(db_, "PRAGMA journal_mode=WAL", path_, "set journal_mode=WAL");
+    if (s.step()) mode = s.text(0);
+  }
+  if (mode != "wal") {
+    throw StoreError(path_ +
+                     ": could not switch the state database to WAL mode (journal_mode is '" + mode +
+                     "'); the directory must be writable so SQLite can create " + path_ +
+                     "-wal and " + path_ + "-shm");
+  }
+  exec("PRAGMA synchronous=FULL", "set synchronous=FULL");
+  exec("PRAGMA foreign_keys=ON", "set foreign_keys=ON");
+}
+
+void Store::exec(const char* sql, const char* op) const { sqlite::exec(db_, sql, path_, op); }
+
+void Store::rollback_quietly() noexcept {
+  // Some errors (I/O, full disk) make SQLite roll back by itself; then there is nothing to do.
+  if (db_ != nullptr && sqlite3_get_autocommit(db_) == 0) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+}
+
+int Store::read_user_version() const {
+  Statement s(db_, "PRAGMA user_version", path_, "read schema version");
+  return s.step() ? static_cast<int>(s.int64(0)) : 0;
+}
+
+int Store::schema_version() const { return read_user_version(); }
+
+void Store::migrate() {
+  // One step per transaction, the version read inside it: a second faultd racing on the same
+  // file waits (BEGIN IMMEDIATE) and then sees the upgraded version instead of re-running it.
+  for (;;) {
+    exec("BEGIN IMMEDIATE", "migrate: begin");
+    try {
+      const int version = read_user_version();
+      if (version > kSchemaVersion) {
+        throw StoreError(path_ + " was written by a newer faultd (schema " +
+                         std::to_string(version) + ", this build knows " +
+                         std::to_string(kSchemaVersion) + "); run that newer faultd, or " +
+                         sqlite::recovery_hint(path_));
+      }
+      if (version < 0) {
+        throw StoreError(path_ + ": invalid schema version " + std::to_string(version) + "; " +
+                         sqlite::recovery_hint(path_));
+      }
+      if (version == kSchemaVersion) {
+        exec("COMMIT", "migrate: commit");
+        return;
+      }
+      kMigrations[static_cast<size_t>(version)](db_, path_);
+      // PRAGMA takes no parameters; the value is our own constant, not input.
+      const std::string set_version = "PRAGMA user_version=" + std::to_string(version + 1);
+      exec(set_version.c_str(), "migrate: set schema version");
+      exec("COMMIT", "migrate: commit");
+    } catch (...) {
+      rollback_quietly();
+      throw;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transactions.
+
+Store::Txn::Txn(Store& store) : store_(store) {
+  if (store_.txn_open_) throw StoreError(store_.path_ + ": a transaction is already open");
+  store_.exec("BEGIN IMMEDIATE", "begin transaction");
+  store_.txn_open_ = true;
+}
+
+Store::Txn::~Txn() {
+  if (!done_) {
+    store_.rollback_quietly();
+    store_.txn_open_ = false;
+  }
+}
+
+template <typename F>
+auto Store::Txn::guarded(const char* op, F&& f) {
+  if (done_) throw StoreError(store_.path_ + ": " + op + ": the transaction is already finished");
+  if (failed_) {
+    throw StoreError(store_.path_ + ": " + op +
+                     ": an earlier statement of this transaction failed; it can only roll back");
+  }
+  try {
+    return f();
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
+}
+
+bool Store::Txn::insert_finding(Finding& f) {
+  return guarded("insert finding", [&] {
+    Store& s = store_;
+    {
+      StatementScope ins(Cache::get(s.cache_->insert_fault, s.db_, R"sql(
+        INSERT OR IGNORE INTO faults (time_ms, noticed_ms, rule, source, device, level, code,
+          file, line, file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+      )sql",
+                                    s.path_, "insert finding"));
+      ins->bind_int(1, to_unix_ms(f.time));
+      ins->bind_int(2, to_unix_ms(f.noticed));
+      ins->bind_text(3, f.rule);
+      ins->bind_text(4, f.source);
+      ins->bind_text(5, f.device);
+      ins->bind_text(6, to_string(f.level));
+      ins->bind_text(7, f.code);
+      ins->bind_text(8, f.file);
+      ins->bind_u64(9, f.line);
+      ins->bind_u64(10, f.offset);
+      bind_identity(*ins, 11, 12, f.identity);
+      ins->bind_u64(13, f.identity.fingerprint);
+      ins->bind_int(14, f.identity.fingerprint_len);
+      ins->bind_text(15, f.text);
+      ins->run();
+      if (sqlite3_changes(s.db_) == 1) {
+        f.id = sqlite3_last_insert_rowid(s.db_);
+        return true;
+      }
+    }
+    // Ignored: the same line of the same file was journaled before (a replayed chunk).
+    StatementScope find(Cache::get(s.cache_->find_fault_id, s.db_, R"sql(
+      SELECT id FROM faults
+      WHERE source = ?1 AND file_dev IS ?2 AND file_ino IS ?3 AND file_offset = ?4 AND rule = ?5
+    )sql",
+                                   s.path_, "find duplicate finding"));
+    find->bind_text(1, f.source);
+    bind_identity(*find, 2, 3, f.identity);
+    find->bind_u64(4, f.offset);
+    find->bind_text(5, f.rule);
+    if (!find->step()) {
+      throw StoreError(s.path_ +
+                       ": insert finding: the row was refused but no earlier row "
+                       "matches it");
+    }
+    f.id = find->int64(0);
+    return false;
+  });
+}
+
+void Store::Txn::apply_transition(const Transition& t) {
+  guarded("apply transition", [&] {
+    Store& s = store_;
+    {
+      StatementScope dev(Cache::get(s.cache_->upsert_device, s.db_, R"sql(
+        INSERT INTO devices (device, state, reason, fault_id, level, rule, code, since_ms)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+        ON CONFLICT (device) DO UPDATE SET state = excluded.state, reason = excluded.reason,
+          fault_id = excluded.fault_id, level = excluded.level, rule = excluded.rule,
+          code = excluded.code, since_ms = excluded.since_ms
+      )sql",
+                                    s.path_, "update device"));
+      dev->bind_text(1, t.device);
+      dev->bind_text(2, to_string(t.to));
+      dev->bind_text(3, t.reason);
+      dev->bind_int(4, t.fault_id);
+      dev->bind_text(5, to_string(t.level));
+      dev->bind_text(6, t.rule);
+      dev->bind_text(7, t.code);
+      dev->bind_int(8, to_unix_ms(t.time));
+      dev->run();
+    }
+    StatementScope tr(Cache::get(s.cache_->insert_transition, s.db_, R"sql(
+      INSERT INTO transitions (device, from_state, to_state, reason, fault_id, level, rule, code,
+        time_ms)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+    )sql",
+                                 s.path_, "append transition"));
+    tr->bind_text(1, t.device);
+    tr->bind_text(2, to_string(t.from));
+    tr->bind_text(3, to_string(t.to));
+    tr->bind_text(4, t.reason);
+    tr->bind_int(5, t.fault_id);
+    tr->bind_text(6, to_string(t.level));
+    tr->bind_text(7, t.rule);
+    tr->bind_text(8, t.code);
+    tr->bind_int(9, to_unix_ms(t.time));
+    tr->run();
+  });
+}
+
+void Store::Txn::save_position(const ReadPosition& p) {
+  guarded("save position", [&] {
+    Store& s = store_;
+    // updated_ms is for operators reading the file; SQLite's clock is good enough for that.
+    StatementScope st(Cache::get(s.cache_->upsert_position, s.db_, R"sql(
+      INSERT INTO positions (source, file_dev, file_ino, fingerprint, fingerprint_len,
+        file_offset, line, path, updated_ms)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,
+        CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
+      ON CONFLICT (source, file_dev, file_ino) DO UPDATE SET
+        fingerprint = excluded.fingerprint, fingerprint_len = excluded.fingerprint_len,
+        file_offset = excluded.file_offset, line = excluded.line, path = excluded.path,
+        updated_ms = excluded.updated_ms
+    )sql",
+                                 s.path_, "save position"));
+    st->bind_text(1, p.source);
+    st->bind_u64(2, p.identity.dev);
+    st->bind_u64(3, p.identity.ino);
+    st->bind_u64(4, p.identity.fingerprint);
+    st->bind_int(5, p.identity.fingerprint_len);
+    st->bind_u64(6, p.offset);
+    st->bind_u64(7, p.line);
+    st->bind_text(8, p.path);
+    st->run();
+  });
+}
+
+void Store::Txn::commit() {
+  if (done_) throw StoreError(store_.path_ + ": commit: the transaction is already finished");
+  done_ = true;
+  store_.txn_open_ = false;
+  if (failed_) {
+    store_.rollback_quietly();
+    throw StoreError(store_.path_ +
+                     ": commit: an earlier statement of this transaction "
+                     "failed; rolled back");
+  }
+  char* err = nullptr;
+  const int rc = sqlite3_exec(store_.db_, "COMMIT", nullptr, nullptr, &err);
+  sqlite3_free(err);
+  if (rc == SQLITE_OK) return;
+  // Read the message before ROLLBACK replaces it.
+  try {
+    sqlite::fail(store_.db_, rc, store_.path_, "commit");
+  } catch (const StoreError& e) {
+    store_.rollback_quietly();
+    throw StoreError(std::string(e.what()) + "; the transaction was rolled back");
+  }
+}
+
+void Store::save_positions(const std::vector<ReadPosition>& positions) {
+  Txn txn(*this);
+  for (const auto& p : positions) txn.save_position(p);
+  txn.commit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries.
+
+std::optional<ReadPosition> Store::find_position(const std::string& source, uint64_t dev,
+                                                 uint64_t ino) const {
+  Statement s(db_, R"sql(
+    SELECT fingerprint, fingerprint_len, file_offset, line, path FROM positions
+    WHERE source = ?1 AND file_dev = ?2 AND file_ino = ?3
+  )sql",
+              path_, "find position");
+  s.bind_text(1, source);
+  s.bind_u64(2, dev);
+  s.bind_u64(3, ino);
+  if (!s.step()) return std::nullopt;
+  ReadPosition p;
+  p.source = source;
+  p.identity.dev = dev;
+  p.identity.ino = ino;
+  p.identity.fingerprint = s.u64(0);
+  p.identity.fingerprint_len = static_cast<uint32_t>(s.int64(1));
+  p.offset = s.u64(2);
+  p.line = s.u64(3);
+  p.path = s.text(4);
+  return p;
+}
+
+std::vector<DeviceRecord> Store::load_devices() const {
+  Statement s(db_, R"sql(
+    SELECT device, state, reason, fault_id, level, rule, code, since_ms FROM devices
+    ORDER BY device
+  )sql",
+              path_, "load devices");
+  std::vector<DeviceRecord> out;
+  while (s.step()) {
+    DeviceRecord d;
+    d.device = s.text(0);
+    d.state = read_state(s, 1, path_);
+    d.reason = s.text(2);
+    d.fault_id = s.int64(3);
+    d.level = read_level(s, 4, path_);
+    d.rule = s.text(5);
+    d.code = s.text(6);
+    d.since = from_unix_ms(s.int64(7));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<Finding> Store::query_faults(const FaultQuery& q) const {
+  // Only fixed fragments are appended, so each filter combination can use its index; every
+  // value is bound.
+  std::string sql = std::string("SELECT ") + kFaultColumns + " FROM faults WHERE 1";
+  if (!q.device.empty()) sql += " AND device = ?1";
+  if (q.since) sql += " AND time_ms >= ?2";
+  sql += " ORDER BY time_ms DESC, id DESC LIMIT ?3";
+  Statement s(db_, sql, path_, "query faults");
+  if (!q.device.empty()) s.bind_text(1, q.device);
+  if (q.since) s.bind_int(2, to_unix_ms(*q.since));
+  s.bind_int(3, sql_limit(q.limit));
+  std::vector<Finding> out;
+  while (s.step()) out.push_back(read_finding(s, path_));
+  return out;
+}
+
+std::optional<Finding> Store::find_fault(int64_t id) const {
+  Statement s(db_, std::string("SELECT ") + kFaultColumns + " FROM faults WHERE id = ?1", path_,
+              "find fault");
+  s.bind_int(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_finding(s, path_);
+}
+
+std::vector<Transition> Store::query_transitions(const std::string& device, size_t limit) const {
+  std::string sql = std::string("SELECT ") + kTransitionColumns + " FROM transitions";
+  if (!device.empty()) sql += " WHERE device = ?1";
+  sql += " ORDER BY id DESC LIMIT ?2";
+  Statement s(db_, sql, path_, "query transitions");
+  if (!device.empty()) s.bind_text(1, device);
+  s.bind_int(2, sql_limit(limit));
+  std::vector<Transition> out;
+  while (s.step()) out.push_back(read_transition(s, path_));
+  return out;
+}
+
+ActionRecord Store::ensure_action(const std::string& action, const std::string& device,
+                                  int64_t fault_id, TimePoint now) {
+  {
+    Statement ins(db_, R"sql(
+      INSERT OR IGNORE INTO actions (action, device, fault_id, status, attempts, exit_code,
+        output, detail, created_ms, started_ms, finished_ms)
+      VALUES (?1, ?2, ?3, ?4, 0, -1, '', '', ?5, 0, 0)
+    )sql",
+                  path_, "ensure action");
+    ins.bind_text(1, action);
+    ins.bind_text(2, device);
+    ins.bind_int(3, fault_id);
+    ins.bind_text(4, to_string(ActionStatus::Pending));
+    ins.bind_int(5, to_unix_ms(now));
+    ins.run();
+  }
+  Statement s(db_,
+              std::string("SELECT ") + kActionColumns +
+                  " FROM actions WHERE action = ?1 AND device = ?2 AND fault_id = ?3",
+              path_, "ensure action");
+  s.bind_text(1, action);
+  s.bind_text(2, device);
+  s.bind_int(3, fault_id);
+  if (!s.step()) {
+    throw StoreError(path_ + ": ensure action: the row was refused but no existing row matches");
+  }
+  return read_action(s, path_);
+}
+
+void Store::update_action(const ActionRecord& a) {
+  Statement s(db_, R"sql(
+    UPDATE actions SET status = ?2, attempts = ?3, exit_code = ?4, output = ?5, detail = ?6,
+      started_ms = ?7, finished_ms = ?8
+    WHERE id = ?1
+  )sql",
+              path_, "update action");
+  s.bind_int(1, a.id);
+  s.bind_text(2, to_string(a.status));
+  s.bind_int(3, a.attempts);
+  s.bind_int(4, a.exit_code);
+  s.bind_text(5, a.output);
+  s.bind_text(6, a.detail);
+  s.bind_int(7, to_unix_ms(a.started));
+  s.bind_int(8, to_unix_ms(a.finished));
+  s.run();
+  if (sqlite3_changes(db_) == 0) {
+    throw StoreError(path_ + ": update action: no action with id " + std::to_string(a.id));
+  }
+}
+
+std::vector<ActionRecord> Store::unfinished_actions() const {
+  Statement s(db_,
+              std::string("SELECT ") + kActionColumns +
+                  " FROM actions WHERE status IN (?1, ?2) ORDER BY id",
+              path_, "unfinished actions");
+  s.bind_text(1, to_string(ActionStatus::Pending));
+  s.bind_text(2, to_string(ActionStatus::Running));
+  std::vector<ActionRecord> out;
+  while (s.step()) out.push_back(read_action(s, path_));
+  return out;
+}
+
+std::vector<ActionRecord> Store::query_actions(const std::string& device, size_t limit) const {
+  std::string sql = std::string("SELECT ") + kActionColumns + " FROM actions";
+  if (!device.empty()) sql += " WHERE device = ?1";
+  sql += " ORDER BY id DESC LIMIT ?2";
+  Statement s(db_, sql, path_, "query actions");
+  if (!device.empty()) s.bind_text(1, device);
+  s.bind_int(2, sql_limit(limit));
+  std::vector<ActionRecord> out;
+  while (s.step()) out.push_back(read_action(s, path_));
+  return out;
+}
+
+}  // namespace faultd
