@@ -9,7 +9,21 @@
 // Outcome::Cancelled.
 //
 // Threading: io thread only. Child exit is learned from SIGCHLD (asio::signal_set) and reaped
-// with waitpid(pid, WNOHANG), so no thread blocks and kernels without pidfd work too.
+// with waitpid(pid, WNOHANG), so no thread blocks and kernels without pidfd work too. Only our
+// own pids are reaped: the rest of the daemon must not waitpid(-1) nor set SIGCHLD to SIG_IGN
+// (a run whose child was reaped elsewhere completes as Exited, exit_code -1, with an error).
+// asio installs its SIGCHLD handler without SA_RESTART, so threads that make blocking calls
+// should block SIGCHLD or retry on EINTR.
+//
+// Process details: argv[0] without a '/' is looked up in the daemon's PATH; the hook runs in a
+// new process group with exactly HookInput.env, default signal dispositions and no fd but
+// 0/1/2. A hook that does not read its stdin cannot hurt the daemon: writes to it never raise
+// SIGPIPE (the app should still set SIGPIPE to SIG_IGN for everything else). The run completes
+// when the hook itself exits, even if a daemonised grandchild still holds its stdout. spawn
+// blocks the io thread only until the child has called execve.
+//
+// The destructor calls shutdown(), so `done` callbacks may run from it; call shutdown() first
+// if they touch objects that die before the runner.
 #pragma once
 
 #include <chrono>
@@ -46,8 +60,8 @@ struct HookResult {
   enum class Outcome {
     Exited,       // exit_code is set
     Signaled,     // killed by a signal we did not send (signal is set)
-    TimedOut,     // we sent SIGTERM (and maybe SIGKILL) after the timeout
-    SpawnFailed,  // could not start: error says why (e.g. "execve: No such file or directory")
+    TimedOut,     // we sent SIGTERM (and maybe SIGKILL) after the timeout (signal: what ended it)
+    SpawnFailed,  // could not start: error says why ("execve /x: No such file or directory")
     Cancelled,    // shutdown() while running or waiting to retry
   };
   Outcome outcome = Outcome::SpawnFailed;
@@ -64,6 +78,10 @@ struct HookResult {
 std::string_view to_string(HookResult::Outcome o);
 
 inline constexpr int kHookExitTempFail = 75;
+
+// The wait before retry number `retry` (1 = the wait after the first attempt exited 75):
+// backoff_initial doubled per retry, capped at backoff_max.
+Duration hook_backoff_delay(const HookSpec& spec, int retry);
 
 class HookRunner {
  public:

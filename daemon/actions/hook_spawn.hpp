@@ -1,0 +1,73 @@
+// The process-level half of the hook runner: turn an argv and an environment into a running
+// child in its own process group, with a pipe on its stdin and one pipe carrying both its stdout
+// and stderr. Kept apart from HookRunner so the fork/exec rules (async-signal-safe child code,
+// error pipe, fd hygiene) live in one small file, and HookRunner deals only with asio.
+//
+// Lifecycle: spawn_process() returns once the child has called execve (or failed to); the
+// caller owns the returned pid (it must reap it) and the two parent-side pipe ends.
+//
+// Threading: callable from any thread; it blocks all signals of the calling thread for the
+// duration of fork() so no handler runs in the child before it resets them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace faultd::hook_detail {
+
+// An owned file descriptor, closed on destruction.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = other.release();
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+struct SpawnedProcess {
+  pid_t pid = -1;      // leader of a new process group whose id is `pid`
+  UniqueFd stdin_fd;   // write end of the child's stdin, O_NONBLOCK
+  UniqueFd output_fd;  // read end of the child's stdout+stderr, O_NONBLOCK
+  std::string error;   // set (and pid == -1) when the child could not be started
+};
+
+// Starts `path` with exactly `argv` and `env` (no shell, nothing inherited from the daemon's
+// environment, signal dispositions and mask reset to default, every fd other than 0/1/2
+// closed at exec). An execve failure in the child is carried back through a CLOEXEC pipe and
+// reported as "execve <path>: <strerror>", never as an exit status.
+SpawnedProcess spawn_process(const std::string& path, const std::vector<std::string>& argv,
+                             const std::vector<std::pair<std::string, std::string>>& env);
+
+// Where `name` would be executed from: itself if it contains a '/', else the first executable
+// regular file in `path_var` (empty PATH entries, which would mean the working directory, are
+// skipped on purpose). nullopt when not found.
+std::optional<std::string> resolve_executable(std::string_view name, std::string_view path_var);
+
+// Writes without letting a reader that went away kill the daemon with SIGPIPE, whatever the
+// process disposition is: SIGPIPE is blocked on this thread for the write and a SIGPIPE the
+// write raised is consumed before unblocking. Returns what write(2) returned (errno preserved).
+ssize_t write_no_sigpipe(int fd, const char* data, size_t size);
+
+}  // namespace faultd::hook_detail

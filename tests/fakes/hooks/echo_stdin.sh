@@ -1,0 +1,3 @@
+#!/bin/bash
+# Test hook: copies its stdin to stdout.
+exec cat
