@@ -11,9 +11,9 @@ ActionManager::ActionManager(HookRunner& runner, Store& store, const Clock& cloc
     : runner_(runner), store_(store), clock_(clock), on_finished_(std::move(on_finished)) {}
 
 void ActionManager::configure(ActionSettings settings) {
-  const bool first = settings_.actions.empty() && isolation_starts_.empty();
   settings_ = std::move(settings);
-  if (!first) return;
+  if (seeded_) return;
+  seeded_ = true;
   // The blast-radius window survives restarts: seed it from the journal.
   const TimePoint since = clock_.now() - settings_.isolation_window;
   for (const auto& a : store_.query_actions("", 10'000)) {

@@ -1,0 +1,139 @@
+"""Shared helpers for faultd's end-to-end tests: run the real binaries on a temp config, poll
+with deadlines (never sleep to wait for a result), read /metrics, talk through faultctl."""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--faultd", required=True)
+    ap.add_argument("--faultctl", required=True)
+    ap.add_argument("--source-dir", required=True)
+    return ap.parse_args()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, predicate, timeout=20.0, interval=0.01):
+    """Polls `predicate` until it returns a truthy value or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+class Check:
+    """Collects failures so one run reports all of them; exits non-zero if any failed."""
+
+    def __init__(self):
+        self.failures = 0
+        self.passes = 0
+
+    def __call__(self, cond, message):
+        if cond:
+            self.passes += 1
+            print("ok   - " + message, flush=True)
+        else:
+            self.failures += 1
+            print("FAIL - " + message, flush=True)
+        return cond
+
+    def done(self):
+        print("%d passed, %d failed" % (self.passes, self.failures), flush=True)
+        sys.exit(1 if self.failures else 0)
+
+
+class Faultd:
+    def __init__(self, args, workdir, config_text):
+        self.args = args
+        self.dir = workdir
+        self.config = os.path.join(workdir, "faultd.yaml")
+        with open(self.config, "w") as f:
+            f.write(config_text)
+        self.socket = os.path.join(workdir, "control.sock")
+        self.proc = None
+        self.log = open(os.path.join(workdir, "faultd.log"), "ab")
+
+    def start(self):
+        env = dict(os.environ)
+        env.pop("NOTIFY_SOCKET", None)
+        self.proc = subprocess.Popen([self.args.faultd, "--config", self.config], stdout=self.log,
+                                     stderr=subprocess.STDOUT, env=env, cwd=self.dir)
+        wait_for("faultd to answer on its control socket",
+                 lambda: self.proc.poll() is not None or self.ctl("status").returncode == 0)
+        if self.proc.poll() is not None:
+            raise AssertionError("faultd exited with %s:\n%s" % (self.proc.returncode, self.read_log()))
+
+    def ctl(self, *argv):
+        return subprocess.run([self.args.faultctl, "--socket", self.socket] + list(argv),
+                              capture_output=True, text=True, timeout=30)
+
+    def ctl_json(self, *argv):
+        r = self.ctl("-o", "json", *argv)
+        if r.returncode != 0:
+            raise AssertionError("faultctl %s failed (%d): %s" % (argv, r.returncode, r.stderr))
+        return json.loads(r.stdout)
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return -9
+        return self.proc.returncode if self.proc else None
+
+    def read_log(self):
+        with open(os.path.join(self.dir, "faultd.log"), "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+
+def scrape(port):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        return r.read().decode()
+
+
+def metric_value(text, name, labels):
+    """The value of the series `name` whose labels include all of `labels` (dict), or None."""
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)', line)
+        if not m or m.group(1) != name:
+            continue
+        have = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        if all(have.get(k) == v for k, v in labels.items()):
+            return float(m.group(4))
+    return None
+
+
+def tempdir():
+    return tempfile.mkdtemp(prefix="faultd-e2e-")
+
+
+def cleanup(path):
+    shutil.rmtree(path, ignore_errors=True)

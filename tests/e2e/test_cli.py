@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The faultd command line per the contract: --version, --check-config (0 or 78 with
+file:line:column errors), --replay (JSON findings on stdout, a summary on stderr, exit 1 for an
+unreadable file), and the install target with a unit that systemd-analyze accepts."""
+import json
+import os
+import shutil
+import subprocess
+
+from harness import Check, cleanup, parse_args, tempdir
+
+L1_LINE = ("[ERROR] AICPU(26533,aicpu_scheduler):2025-02-25-18:40:56.176.403 [silent_check_v3.cc:250]"
+           "[ComputeL1Error][tid:26552]SilentCheckV3 ComputeL1Error:val = [nan], max = [nan]\n")
+NORMAL_LINE = ("[INFO] AICPU(26559,aicpu_scheduler):2025-02-25-18:46:51.678.981 [silent_check_v3.cc:240]"
+               "[SilentCheck][tid:26572]SilentCheckV3 normal case, val=[3.350337e-08]\n")
+OS_EVENT = ("[EVENT] TDT(4717,tsdaemon):2023-10-31-16:41:39.406.087 [tsdaemon.cpp:1811]"
+            "[RunSpecialProcess][tid:4717] [TsdEVENT] Event id=0x80818c00.\n")
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, **kw)
+
+
+def main():
+    args = parse_args()
+    check = Check()
+    work = tempdir()
+    try:
+        cli(args, check, work)
+        install(args, check, work)
+    finally:
+        cleanup(work)
+    check.done()
+
+
+def cli(args, check, work):
+    r = run([args.faultd, "--version"])
+    check(r.returncode == 0 and r.stdout.startswith("faultd "), "--version prints the version")
+
+    rules = os.path.join(args.source_dir, "etc", "faultd", "rules.d")
+    good = os.path.join(work, "good.yaml")
+    with open(good, "w") as f:
+        f.write(f"""include: ["{rules}/*.yaml"]
+sources:
+  - {{ name: device-log, paths: ["/logs/device-*/device-*.log"], path_fields: 'device-(?P<device>\\d+)/' }}
+""")
+    r = run([args.faultd, "--check-config", "--config", good])
+    check(r.returncode == 0, "--check-config accepts a good config (%s)" % r.stderr.strip())
+
+    bad = os.path.join(work, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("node: x\nsources:\n  - { name: a, paths: [x], bogus: 1 }\npolicy: { dry_run: maybe }\n")
+    r = run([args.faultd, "--check-config", "--config", bad])
+    check(r.returncode == 78, "--check-config exits 78 on errors (got %d)" % r.returncode)
+    check(bad + ":3:32: unknown key 'bogus'" in r.stderr, "errors name file:line:column")
+    check(bad + ":4:21: 'dry_run' must be true or false" in r.stderr, "all errors are reported")
+    r = run([args.faultd, "--check-config", "--config", os.path.join(work, "missing.yaml")])
+    check(r.returncode == 78, "a missing config file is a config error")
+
+    # Replay: files routed by glob, so path_fields give the device.
+    logdir = os.path.join(work, "logs", "device-6")
+    os.makedirs(logdir)
+    log = os.path.join(logdir, "device-1_1.log")
+    with open(log, "w") as f:
+        f.write("noise\n" * 5 + NORMAL_LINE + L1_LINE + OS_EVENT + "tail without newline " + L1_LINE.strip())
+    replay_cfg = os.path.join(work, "replay.yaml")
+    with open(replay_cfg, "w") as f:
+        f.write(f"""include: ["{rules}/*.yaml"]
+state_dir: {work}/must-not-exist
+sources:
+  - {{ name: device-log, paths: ["{work}/logs/device-*/device-*.log"], path_fields: 'device-(?P<device>\\d+)/' }}
+""")
+    r = run([args.faultd, "--replay", "--config", replay_cfg, log])
+    check(r.returncode == 0, "--replay exits 0 (%s)" % r.stderr.strip())
+    findings = [json.loads(line) for line in r.stdout.splitlines()]
+    lines = [(f["rule"], f["line"], f["device"]) for f in findings]
+    check(lines == [("ascend.asd.silent-check-l1", 7, "6"), ("ascend.asd.device-os-event", 8, "6"),
+                    ("ascend.asd.silent-check-l1", 9, "6")],
+          "replay finds the L1 error, the device-OS event and the unterminated last line (%s)" % lines)
+    f0 = findings[0] if findings else {}
+    for key in ("rule", "source", "device", "level", "code", "file", "line", "text"):
+        check(key in f0, "a finding has '%s'" % key)
+    check(f0.get("source") == "device-log" and f0.get("file") == log and f0.get("code") == "80818C00",
+          "the finding names its source, file and code")
+    check("replay:" in r.stderr and "3 finding(s)" in r.stderr, "a summary line goes to stderr")
+    check(not os.path.exists(os.path.join(work, "must-not-exist")), "replay writes no state")
+
+    r = run([args.faultd, "--replay", "--config", replay_cfg, log, os.path.join(work, "nope.log")])
+    check(r.returncode == 1, "--replay exits 1 when a file cannot be read")
+    check(len(r.stdout.splitlines()) == 3, "the readable file is still replayed")
+
+
+def install(args, check, work):
+    build_dir = os.path.dirname(os.path.abspath(args.faultd))
+    dest = os.path.join(work, "root")
+    r = run(["cmake", "--install", build_dir, "--prefix", "/usr"], env=dict(os.environ, DESTDIR=dest))
+    check(r.returncode == 0, "cmake --install succeeds (%s)" % r.stderr.strip())
+    for path in ("usr/sbin/faultd", "usr/bin/faultctl", "etc/faultd/faultd.yaml",
+                 "etc/faultd/rules.d/ascend-asd.yaml", "etc/faultd/hooks/isolate-device",
+                 "usr/lib/systemd/system/faultd.service"):
+        check(os.path.exists(os.path.join(dest, path)), "installed /" + path)
+    check(os.access(os.path.join(dest, "etc/faultd/hooks/isolate-device"), os.X_OK),
+          "example hooks stay executable")
+    if shutil.which("systemd-analyze") is None:
+        print("# systemd-analyze not installed; unit verification skipped")
+        return
+    r = run(["systemd-analyze", "verify", "--man=no", "--root", dest, "/usr/lib/systemd/system/faultd.service"])
+    problems = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
+    check(r.returncode == 0 and not problems, "systemd-analyze verify accepts the unit: %s" % problems)
+    # The installed config checks out against the installed rules.
+    r = run([os.path.join(dest, "usr/sbin/faultd"), "--check-config", "--config",
+             os.path.join(dest, "etc/faultd/faultd.yaml")])
+    check(r.returncode == 0, "the installed default config is valid (%s)" % r.stderr.strip())
+
+
+if __name__ == "__main__":
+    main()

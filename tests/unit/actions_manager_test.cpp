@@ -1,0 +1,213 @@
+#include <catch2/catch.hpp>
+
+#include <boost/asio.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "daemon/actions/action_manager.hpp"
+#include "tests/fakes/fake_clock.hpp"
+#include "tests/fakes/temp_dir.hpp"
+
+using namespace faultd;
+using namespace std::chrono_literals;
+using faultd::testing::FakeClock;
+using faultd::testing::TempDir;
+
+namespace {
+
+const std::string kRecord = std::string(FAULTD_SOURCE_DIR) + "/tests/fakes/hooks/record.sh";
+
+struct Harness {
+  TempDir dir;
+  boost::asio::io_context io;
+  FakeClock clock;
+  Store store{dir.file("state.db")};
+  HookRunner runner{io};
+  std::vector<ActionRecord> finished;
+  ActionManager actions{runner, store, clock,
+                        [this](const ActionRecord& r, const HookResult*) { finished.push_back(r); }};
+  std::string log = dir.file("hooks.log");
+
+  ActionConfig hook(const std::string& name, int exit_code = 0, std::string after = "") {
+    ActionConfig a;
+    a.name = name;
+    a.hook.argv = {kRecord, log, std::to_string(exit_code)};
+    a.hook.timeout = 10s;
+    a.after = std::move(after);
+    return a;
+  }
+
+  void configure(std::vector<ActionConfig> list, int max_isolations = 10, bool dry_run = false) {
+    ActionSettings s;
+    s.node = "n1";
+    s.dry_run = dry_run;
+    s.max_isolations = max_isolations;
+    s.isolation_window = 1h;
+    for (auto& a : list) s.actions[a.name] = a;
+    actions.configure(std::move(s));
+  }
+
+  Finding fault(const std::string& device, int64_t offset) {
+    Finding f;
+    f.rule = "r";
+    f.source = "s";
+    f.device = device;
+    f.level = FaultLevel::SeparateNPU;
+    f.code = "80818C00";
+    f.offset = static_cast<uint64_t>(offset);
+    f.identity = {1, 2, 3, 4};
+    Store::Txn txn(store);
+    txn.insert_finding(f);
+    txn.commit();
+    return f;
+  }
+
+  // Runs the loop until no hook is in flight (real child processes: a deadline, no sleeps).
+  void settle() {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (actions.in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+      io.run_for(5ms);
+      io.restart();
+    }
+    REQUIRE(actions.in_flight() == 0);
+  }
+
+  std::vector<std::string> runs() const {
+    std::ifstream in(log);
+    std::vector<std::string> out;
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("isolate runs, then the actions that run after it", "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate"), h.hook("resume", 0, "isolate"), h.hook("diagnose", 0, "isolate")});
+  const Finding f = h.fault("3", 1);
+  h.actions.start({"isolate"}, f, false);
+  h.settle();
+  const auto id = std::to_string(f.id);
+  REQUIRE(h.runs().size() == 3);
+  CHECK(h.runs()[0] == "isolate 3 " + id + " 0");
+  CHECK(h.runs()[1] == "diagnose 3 " + id + " 0");  // dependents start in name order
+  CHECK(h.runs()[2] == "resume 3 " + id + " 0");
+  REQUIRE(h.finished.size() == 3);
+  CHECK(h.finished[0].action == "isolate");
+  CHECK(h.finished[0].status == ActionStatus::Success);
+  CHECK(h.finished[0].attempts == 1);
+  auto journal = h.store.query_actions("3", 10);
+  REQUIRE(journal.size() == 3);
+  for (const auto& a : journal) CHECK(a.status == ActionStatus::Success);
+}
+
+TEST_CASE("a hook that succeeded never runs again for the same fault", "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate"), h.hook("resume", 0, "isolate")});
+  const Finding f = h.fault("3", 1);
+  h.actions.start({"isolate"}, f, false);
+  h.settle();
+  h.actions.start({"isolate"}, f, true);
+  h.settle();
+  CHECK(h.runs().size() == 2);
+  // ...also from a fresh manager over the same store (a restart).
+  ActionManager again(h.runner, h.store, h.clock, nullptr);
+  ActionSettings s;
+  s.actions["isolate"] = h.hook("isolate");
+  again.configure(s);
+  again.start({"isolate"}, f, false);
+  again.resume_journal();
+  CHECK(again.in_flight() == 0);
+  CHECK(h.runs().size() == 2);
+  // A new fault on the same device is a new key.
+  h.actions.start({"isolate"}, h.fault("3", 2), false);
+  h.settle();
+  CHECK(h.runs().size() == 4);
+}
+
+TEST_CASE("when isolate fails, its dependents are skipped, not run", "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate", 1), h.hook("resume", 0, "isolate")});
+  const Finding f = h.fault("4", 1);
+  h.actions.start({"isolate"}, f, false);
+  h.settle();
+  CHECK(h.runs().size() == 1);
+  REQUIRE(h.finished.size() == 2);
+  CHECK(h.finished[0].status == ActionStatus::Failure);
+  CHECK(h.finished[0].exit_code == 1);
+  CHECK(h.finished[1].action == "resume");
+  CHECK(h.finished[1].status == ActionStatus::Skipped);
+  CHECK_THAT(h.finished[1].detail, Catch::Contains("isolate"));
+}
+
+TEST_CASE("automatic isolations stop at the blast-radius budget; operators are not limited",
+          "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate")}, /*max_isolations=*/2);
+  h.actions.start({"isolate"}, h.fault("0", 1), false);
+  h.actions.start({"isolate"}, h.fault("1", 2), false);
+  h.actions.start({"isolate"}, h.fault("2", 3), false);
+  h.settle();
+  CHECK(h.runs().size() == 2);
+  REQUIRE(h.finished.size() == 3);
+  const auto skipped = std::count_if(h.finished.begin(), h.finished.end(), [](const auto& r) {
+    return r.status == ActionStatus::Skipped;
+  });
+  CHECK(skipped == 1);
+  CHECK(h.actions.isolations_in_window() == 2);
+  h.actions.start({"isolate"}, h.fault("4", 4), /*by_operator=*/true);
+  h.settle();
+  CHECK(h.runs().size() == 3);
+  // The window passes: the budget is back.
+  h.clock.advance(61min);
+  CHECK(h.actions.isolations_in_window() == 0);
+  h.actions.start({"isolate"}, h.fault("5", 5), false);
+  h.settle();
+  CHECK(h.runs().size() == 4);
+}
+
+TEST_CASE("the isolation budget survives a restart", "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate")}, 1);
+  h.actions.start({"isolate"}, h.fault("0", 1), false);
+  h.settle();
+  ActionManager again(h.runner, h.store, h.clock, nullptr);
+  ActionSettings s;
+  s.max_isolations = 1;
+  s.actions["isolate"] = h.hook("isolate");
+  again.configure(s);
+  CHECK(again.isolations_in_window() == 1);
+}
+
+TEST_CASE("actions that were running when faultd died are run again at start", "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate"), h.hook("resume", 0, "isolate")});
+  const Finding f = h.fault("6", 1);
+  ActionRecord r = h.store.ensure_action("isolate", "6", f.id, h.clock.now());
+  r.status = ActionStatus::Running;
+  r.attempts = 1;
+  h.store.update_action(r);
+  h.actions.resume_journal();
+  h.settle();
+  const auto id = std::to_string(f.id);
+  CHECK(h.runs() == std::vector<std::string>{"isolate 6 " + id + " 0", "resume 6 " + id + " 0"});
+}
+
+TEST_CASE("dry run hands FAULTD_DRY_RUN=1 to hooks", "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate")}, 10, /*dry_run=*/true);
+  const Finding f = h.fault("7", 1);
+  h.actions.start({"isolate"}, f, false);
+  h.settle();
+  REQUIRE(h.runs().size() == 1);
+  CHECK(h.runs()[0] == "isolate 7 " + std::to_string(f.id) + " 1");
+}
+
+TEST_CASE("an action that is not configured is skipped with a log, nothing runs", "[actions]") {
+  Harness h;
+  h.configure({});
+  h.actions.start({"isolate"}, h.fault("8", 1), false);
+  CHECK(h.actions.in_flight() == 0);
+  CHECK(h.store.query_actions("8", 10).empty());
+}
