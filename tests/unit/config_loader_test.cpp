@@ -1,0 +1,223 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "daemon/config/config.hpp"
+#include "tests/fakes/temp_dir.hpp"
+
+using namespace faultd;
+using faultd::testing::TempDir;
+
+namespace {
+
+const char* const kRule = R"(
+rules:
+  - id: test.asd
+    match: { any: ["accuracy sensitivity feature abnormal"] }
+    fault: { code: 80818C00, level: SeparateNPU }
+)";
+
+// Loads `text` as faultd.yaml in `dir`; returns the config or the rendered errors.
+std::optional<Config> load(const TempDir& dir, const std::string& text, std::string& errors) {
+  const std::string path = dir.write("faultd.yaml", text);
+  ErrorList list;
+  auto cfg = load_config(path, list);
+  errors = list.to_string();
+  return cfg;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("a complete config loads with relative paths resolved against its directory",
+          "[config]") {
+  TempDir dir;
+  dir.write("rules.d/a.yaml", kRule);
+  std::string errors;
+  auto cfg = load(dir, R"(
+node: n1
+state_dir: state
+metrics: { listen: "127.0.0.1:0" }
+control: { socket: ctl.sock, group: "" }
+include: ["rules.d/*.yaml"]
+log: { level: debug }
+sources:
+  - { name: plog, type: file, paths: ["logs/plog-*.log"], start_at: end }
+  - name: device-log
+    paths: ["logs/device-*/device-*.log"]
+    path_fields: 'device-(?P<device>\d+)/'
+    scan_interval: 250ms
+    max_line_bytes: 4096
+actions:
+  isolate: { argv: [hooks/isolate, --now], timeout: 5s, retries: 2 }
+  resume: { argv: [/bin/true], after: isolate }
+policy:
+  max_isolations: { count: 3, window: 30m }
+  dry_run: true
+)",
+                  errors);
+  INFO(errors);
+  REQUIRE(cfg);
+  const std::string base = dir.path().string();
+  CHECK(cfg->node == "n1");
+  CHECK(cfg->state_dir == base + "/state");
+  CHECK(cfg->control_socket == base + "/ctl.sock");
+  CHECK(cfg->log_level == "debug");
+  REQUIRE(cfg->file_sources.size() == 2);
+  CHECK(cfg->file_sources[0].paths == std::vector<std::string>{base + "/logs/plog-*.log"});
+  CHECK(cfg->file_sources[0].start_at == FileSourceConfig::StartAt::End);
+  CHECK(cfg->file_sources[1].scan_interval == std::chrono::milliseconds(250));
+  CHECK(cfg->file_sources[1].max_line_bytes == 4096);
+  CHECK(cfg->file_sources[1].path_fields == "device-(?P<device>\\d+)/");
+  REQUIRE(cfg->actions.count("isolate") == 1);
+  CHECK(cfg->actions["isolate"].hook.argv ==
+        std::vector<std::string>{base + "/hooks/isolate", "--now"});
+  CHECK(cfg->actions["isolate"].hook.timeout == std::chrono::seconds(5));
+  CHECK(cfg->actions["isolate"].hook.retries == 2);
+  CHECK(cfg->actions["resume"].after == "isolate");
+  CHECK(cfg->policy.max_isolations == 3);
+  CHECK(cfg->policy.isolation_window == std::chrono::minutes(30));
+  CHECK(cfg->policy.dry_run);
+  // Defaults: SeparateNPU warns and isolates; resume follows isolate through `after`.
+  const auto& sep = cfg->policy.levels[static_cast<size_t>(FaultLevel::SeparateNPU)];
+  CHECK(sep.warn);
+  CHECK(sep.actions == std::vector<std::string>{"isolate"});
+  CHECK_FALSE(cfg->policy.levels[static_cast<size_t>(FaultLevel::NotHandleFault)].warn);
+  REQUIRE(cfg->rules);
+  CHECK(cfg->rules->size() == 1);
+}
+
+TEST_CASE("every config error is reported with file:line:column", "[config]") {
+  TempDir dir;
+  std::string errors;
+  auto cfg = load(dir, R"(node: n1
+sorces: []
+metrics: 5
+sources:
+  - { name: plog, paths: ["x-*.log"], scan_interval: 5 parsecs }
+  - { name: plog, paths: ["y.log"], path_fields: '(?P<device>\d+' }
+  - { name: k, type: kmsg }
+  - { name: z, type: journal }
+actions:
+  resume: { argv: [/bin/true], after: isolat }
+  a: { argv: [/bin/true], after: b }
+  b: { argv: [/bin/true], after: a }
+policy:
+  levels:
+    SeparateNPU: { state: warning, actions: [isolate] }
+    Bogus: { state: warning }
+include: ["missing.yaml"]
+)",
+                  errors);
+  CHECK_FALSE(cfg);
+  const std::string f = dir.file("faultd.yaml");
+  CHECK_THAT(errors, Catch::Contains(f + ":2:1: unknown key 'sorces'"));
+  CHECK_THAT(errors, Catch::Contains(f + ":3:10: metrics must be a map"));
+  CHECK_THAT(errors, Catch::Contains(f + ":5:54: 'scan_interval' must be a duration"));
+  CHECK_THAT(errors, Catch::Contains(f + ":6:13: duplicate source name 'plog'"));
+  CHECK_THAT(errors, Catch::Contains(f + ":6:47: invalid RE2 in path_fields"));
+  CHECK_THAT(errors, Catch::Contains(f + ":7:24: source type 'kmsg' is not available"));
+  CHECK_THAT(errors, Catch::Contains(f + ":8:24: unknown source type 'journal'"));
+  CHECK_THAT(errors, Catch::Contains("runs after unknown action 'isolat'"));
+  CHECK_THAT(errors, Catch::Contains("is part of an 'after' cycle"));
+  CHECK_THAT(errors, Catch::Contains(f + ":15:44: level SeparateNPU names unknown action 'isolate'"));
+  CHECK_THAT(errors, Catch::Contains(f + ":16:5: unknown fault level 'Bogus'"));
+  CHECK_THAT(errors, Catch::Contains("included rule file '" + dir.file("missing.yaml") +
+                                     "' does not exist"));
+}
+
+TEST_CASE("YAML syntax errors and rule errors in included files name their own file",
+          "[config]") {
+  TempDir dir;
+  dir.write("rules.d/bad.yaml", "rules:\n  - id: x\n    match: { any: [\"a\"] }\n    fault: { level: Sometimes }\n");
+  dir.write("rules.d/broken.yaml", "rules: [\n");
+  std::string errors;
+  auto cfg = load(dir, "include: [\"rules.d/*.yaml\"]\n", errors);
+  CHECK_FALSE(cfg);
+  CHECK_THAT(errors, Catch::Contains(dir.file("rules.d/bad.yaml") + ":4:"));
+  CHECK_THAT(errors, Catch::Contains("Sometimes"));
+  CHECK_THAT(errors, Catch::Contains(dir.file("rules.d/broken.yaml") + ":2:"));
+}
+
+TEST_CASE("duplicate rule ids across files are refused", "[config]") {
+  TempDir dir;
+  dir.write("rules.d/a.yaml", kRule);
+  dir.write("rules.d/b.yaml", kRule);
+  std::string errors;
+  CHECK_FALSE(load(dir, "include: [\"rules.d/*.yaml\"]\n", errors));
+  CHECK_THAT(errors, Catch::Contains("duplicate rule id 'test.asd'"));
+}
+
+TEST_CASE("a default level policy quietly skips actions that are not configured", "[config]") {
+  TempDir dir;
+  std::string errors;
+  auto cfg = load(dir, std::string("include: []\n") + kRule, errors);
+  INFO(errors);
+  REQUIRE(cfg);
+  CHECK(cfg->actions.empty());
+  CHECK(cfg->policy.levels[static_cast<size_t>(FaultLevel::SeparateNPU)].actions.empty());
+  CHECK(cfg->policy.levels[static_cast<size_t>(FaultLevel::SeparateNPU)].warn);
+}
+
+TEST_CASE("the MindCluster catalogue gives codes their handling level", "[config]") {
+  TempDir dir;
+  dir.write("faultCode.json",
+            R"({"SeparateNPUCodes": ["80818C00"], "NotHandleFaultCodes": ["a4025021"]})");
+  std::string errors;
+  auto cfg = load(dir, R"(include: []
+catalogs: { mindcluster_fault_codes: faultCode.json }
+rules:
+  - { id: r1, match: { any: ["x"] }, fault: { code: "80818c00" } }
+)",
+                  errors);
+  INFO(errors);
+  REQUIRE(cfg);
+  Chunk c;
+  c.source = "s";
+  c.path = "/p";
+  c.data = "x\n";
+  c.end_offset = 2;
+  c.end_line = 1;
+  std::vector<Finding> out;
+  cfg->rules->scan(c, TimePoint{}, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].code == "80818C00");
+  CHECK(out[0].level == FaultLevel::SeparateNPU);
+
+  dir.write("faultCode.json", "{\"SeparateNPUCodes\": [\"80818C00\",\n  ]}");
+  CHECK_FALSE(load(dir, "include: []\ncatalogs: { mindcluster_fault_codes: faultCode.json }\n",
+                   errors));
+  CHECK_THAT(errors, Catch::Contains(dir.file("faultCode.json") + ":2:"));
+}
+
+TEST_CASE("the shipped default and demo configs are valid", "[config]") {
+  const std::string src = FAULTD_SOURCE_DIR;
+  ErrorList errors;
+  auto cfg = load_config(src + "/etc/faultd/faultd.yaml", errors);
+  INFO(errors.to_string());
+  REQUIRE(cfg);
+  CHECK(cfg->file_sources.size() == 3);
+  CHECK(cfg->actions.size() == 3);
+
+  // The demo config lives in etc/demo and is used from var/demo (two levels below the root).
+  TempDir dir;
+  const auto demo_dir = dir.path() / "var" / "demo";
+  std::filesystem::create_directories(demo_dir);
+  std::filesystem::create_directory_symlink(src + "/etc", dir.path() / "etc");
+  std::filesystem::create_directory_symlink(src + "/tests", dir.path() / "tests");
+  std::string text = read_file(src + "/etc/demo/faultd.yaml");
+  std::ofstream(demo_dir / "faultd.yaml") << text;
+  ErrorList demo_errors;
+  auto demo = load_config((demo_dir / "faultd.yaml").string(), demo_errors);
+  INFO(demo_errors.to_string());
+  REQUIRE(demo);
+  CHECK(demo->rules->size() >= 8);
+}

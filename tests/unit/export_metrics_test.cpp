@@ -1,0 +1,132 @@
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon/export/metrics.hpp"
+
+using namespace faultd;
+using namespace std::chrono_literals;
+
+namespace {
+
+class StubSource final : public Source {
+ public:
+  explicit StubSource(std::string n) : name_(std::move(n)) {}
+  const std::string& name() const override { return name_; }
+  bool poll_once(TimePoint, ChunkSink&) override { return false; }
+  SourceStats& stats() override { return stats_; }
+
+ private:
+  std::string name_;
+  SourceStats stats_;
+};
+
+std::string http_get(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  REQUIRE(::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size()));
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every loaded rule has a counter at 0 and build info names the ruleset", "[export]") {
+  Metrics m;
+  m.on_rules({"a.one", "b.two"}, "abc123");
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains("faultd_rule_matches_total{rule=\"a.one\"} 0"));
+  CHECK_THAT(text, Catch::Contains("faultd_rule_matches_total{rule=\"b.two\"} 0"));
+  CHECK_THAT(text, Catch::Contains("faultd_rules_loaded 2"));
+  CHECK_THAT(text, Catch::Contains("ruleset_sha256=\"abc123\""));
+  CHECK_THAT(text, Catch::Contains("faultd_config_reloads_total{result=\"failure\"} 0"));
+  // A reload replaces the build info series instead of adding one.
+  m.on_rules({"a.one"}, "def456");
+  const auto after = m.render();
+  CHECK_THAT(after, !Catch::Contains("abc123"));
+  CHECK_THAT(after, Catch::Contains("ruleset_sha256=\"def456\""));
+}
+
+TEST_CASE("device states export one series per state with exactly one at 1", "[export]") {
+  Metrics m;
+  DeviceRecord d;
+  d.device = "3";
+  d.state = DeviceState::Warning;
+  m.on_device_states({{"3", d}});
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains("faultd_device_state{device=\"3\",state=\"healthy\"} 0"));
+  CHECK_THAT(text, Catch::Contains("faultd_device_state{device=\"3\",state=\"warning\"} 1"));
+  CHECK_THAT(text, Catch::Contains("faultd_device_state{device=\"3\",state=\"isolated\"} 0"));
+}
+
+TEST_CASE("findings count by device, level and code; latency is observed", "[export]") {
+  Metrics m;
+  Finding f;
+  f.rule = "r";
+  f.device = "1";
+  f.level = FaultLevel::SeparateNPU;
+  f.code = "80818C00";
+  f.noticed = TimePoint{1s};
+  m.on_finding(f, TimePoint{1s} + 3ms);
+  f.code = "bad code\"}";
+  m.on_finding(f, TimePoint{1s} + 3ms);
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains(
+                       "faultd_faults_total{code=\"80818C00\",device=\"1\",level=\"SeparateNPU\"} 1"));
+  CHECK_THAT(text, Catch::Contains("code=\"invalid\""));  // log text never becomes a label
+  CHECK_THAT(text, Catch::Contains("faultd_detection_latency_seconds_count 2"));
+  CHECK_THAT(text, Catch::Contains("faultd_detection_latency_seconds_bucket{le=\"0.005\"} 2"));
+  CHECK_THAT(text, Catch::Contains("faultd_detection_latency_seconds_bucket{le=\"0.0025\"} 0"));
+}
+
+TEST_CASE("source health is read from the sources at scrape time", "[export]") {
+  Metrics m;
+  auto src = std::make_shared<StubSource>("plog");
+  m.set_sources({src});
+  src->stats().lines = 42;
+  src->stats().rotations_truncate = 2;
+  src->stats().count_error(SourceErrorKind::LongLine);
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains("faultd_source_lines_total{source=\"plog\"} 42"));
+  CHECK_THAT(text, Catch::Contains("faultd_source_rotations_total{kind=\"truncate\",source=\"plog\"} 2"));
+  CHECK_THAT(text, Catch::Contains("faultd_source_errors_total{kind=\"long_line\",source=\"plog\"} 1"));
+  CHECK_THAT(text, Catch::Contains("faultd_source_errors_total{kind=\"read\",source=\"plog\"} 0"));
+}
+
+TEST_CASE("action results are counted and timed", "[export]") {
+  Metrics m;
+  m.on_action("isolate", ActionStatus::Success, 2s);
+  m.on_action("isolate", ActionStatus::Skipped, 0s);
+  m.on_action("resume", ActionStatus::Timeout, 120s);
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains("faultd_actions_total{action=\"isolate\",result=\"success\"} 1"));
+  CHECK_THAT(text, Catch::Contains("faultd_actions_total{action=\"isolate\",result=\"skipped\"} 1"));
+  CHECK_THAT(text, Catch::Contains("faultd_actions_total{action=\"resume\",result=\"timeout\"} 1"));
+  CHECK_THAT(text, Catch::Contains("faultd_action_duration_seconds_count{action=\"isolate\"} 1"));
+}
+
+TEST_CASE("metrics are served over HTTP on a port chosen at bind time", "[export]") {
+  Metrics m;
+  m.serve("127.0.0.1:0");
+  const auto ports = m.listening_ports();
+  REQUIRE(ports.size() == 1);
+  DeviceRecord d;
+  d.device = "0";
+  m.on_device_states({{"0", d}});
+  const auto body = http_get(ports[0], "/metrics");
+  CHECK_THAT(body, Catch::Contains("200 OK"));
+  CHECK_THAT(body, Catch::Contains("# HELP faultd_device_state"));
+  CHECK_THAT(body, Catch::Contains("faultd_device_state{device=\"0\",state=\"healthy\"} 1"));
+  CHECK_THROWS(Metrics().serve("127.0.0.1:" + std::to_string(ports[0])));
+}
