@@ -9,6 +9,19 @@
 // lines that contain a trigger. A rule with only a regex and no literal is evaluated on every
 // line of its sources (check-config warns about it).
 //
+// Matching details every rule author relies on:
+//   - A line is matched without its '\n' and without a trailing '\r' (CRLF files work).
+//   - `any`/`all` are case-sensitive substrings; `level` compares the line's leading `[WORD]`
+//     (line_level below), so a line with a launcher prefix such as "(pid=1) [ERROR] ..." has no
+//     level and never passes a level filter.
+//   - Regexes are RE2 in Latin-1 mode: a log line is bytes, and invalid UTF-8 must not stop `.`
+//     from matching. Named groups become fields; path_fields of the chunk fill in the rest
+//     (a capture wins over a path field of the same name).
+//   - Templates ("{device}", "{code}", "80818C00", "npu{device}") expand to "" when a field they
+//     name is missing or empty. A device that fails is_valid_device_id is dropped (the finding is
+//     kept, without device, and counted); a code is upper-cased with any 0x prefix removed.
+//   - Within one line, findings come in rule order; a rule yields at most one finding per line.
+//
 // Threading: a RuleSet is immutable and may be shared across threads; scan() keeps no state.
 #pragma once
 
@@ -36,6 +49,7 @@ struct RuleSpec {
   std::vector<std::string> levels;   // optional: the line's leading [LEVEL] must be one of these
   std::string device;                // template such as "{device}"; empty: "{device}" if known
   std::string code;                  // template; may be literal ("80818C00") or "{code}"
+                                     // (a literal is stored normalized: upper case, no 0x)
   std::optional<FaultLevel> fault_level;
   // Where it was defined, for errors found after loading (duplicate ids, ...).
   std::string file;
@@ -44,9 +58,13 @@ struct RuleSpec {
 };
 
 // Parses the `rules:` list of a YAML document into specs, reporting every problem (unknown
-// keys, wrong types, invalid RE2, unknown fault level, empty match, bad templates) in `errors`.
+// keys, wrong types, invalid RE2, unknown fault level, empty match, bad templates) in `errors`
+// as file:line:column. Only rules without errors are appended to `out`.
 void parse_rules(const YAML::Node& rules, const std::string& file, std::vector<RuleSpec>& out,
                  ErrorList& errors);
+
+// Reads one rule file: a map whose only key is `rules:` (YAML syntax errors included).
+void load_rule_file(const std::string& path, std::vector<RuleSpec>& out, ErrorList& errors);
 
 // Maps a fault code (upper-case hex, e.g. 80818C00) to its handling level: the MindCluster
 // catalogue when configured. Codes it does not know get `default_level`.
@@ -57,9 +75,10 @@ struct CodeLevels {
 };
 
 struct ScanStats {
-  uint64_t candidate_lines = 0;  // lines that contained a trigger
+  uint64_t candidate_lines = 0;  // lines evaluated: with a trigger (all, if a rule has none)
   uint64_t findings = 0;
-  uint64_t device_refused = 0;   // device values that failed validation (finding kept, no device)
+  uint64_t device_refused = 0;  // device values that failed validation (finding kept, no device)
+  uint64_t code_refused = 0;    // codes that were not [A-Z0-9._-]{1,32} (finding kept, no code)
 };
 
 class RuleSet {

@@ -1,30 +1,51 @@
 // The `file` source: one glob set looks like one perpetual stream of lines, even though files
 // are rotated (rename + create, or copytruncate), deleted, created, or written in pieces.
 //
-// Specification (each item has a test in tests/unit/file_source_test.cpp or
-// tests/integration/file_source_rotation_test.cpp):
+// Specification (each item has a test in tests/unit/collectors_file_source_test.cpp,
+// collectors_line_buffer_test.cpp, collectors_glob_test.cpp or
+// tests/integration/collectors_file_rotation_test.cpp):
 // - Discovery: `paths` are globs (`*`, `?`, `[..]` within a component, `**` for any depth).
 //   A rescan runs on the first poll, whenever inotify reports a create/move/delete/overflow in a
-//   watched directory, and at least every `scan_interval`. The stat scan is the truth; inotify is
-//   only a wake-up.
+//   watched directory, and at least every `scan_interval` (measured with the `now` given to
+//   poll_once). The stat scan is the truth; inotify is only a wake-up. Watched: the fixed prefix
+//   directory of each glob and every directory the walk looked into.
+// - Files are followed by identity (dev, inode), not by path: a file renamed to another matching
+//   name (plog.log -> plog.log.1 with glob plog.log*) is followed on, never read twice. Every
+//   poll reads every followed file (fstat, then read what is new).
 // - Start: a file with a stored position for its identity (dev, inode, fingerprint of the first
 //   bytes) resumes there. Otherwise a file present at the first scan starts at `start_at`
-//   (beginning or end); a file that appears later is read from the beginning (it is new data,
-//   typically the fresh file after a rotation).
-// - Rotation by rename: the path now names another inode. The old file is drained to EOF
-//   (its partial last line flushed as a line), then the new file is read from the beginning.
-//   Counted as rotations{kind=rename}.
-// - Copytruncate: the file is shorter than the read offset (same inode). Reading restarts at 0.
-//   Counted as rotations{kind=truncate}. Bytes written between the copy and the truncate cannot
-//   be seen by anyone; the documented unavoidable loss.
+//   (beginning, or end = after its last complete line, with the lines before it counted so line
+//   numbers stay true up to 64 MiB; beyond that numbering starts at the start point); a file that
+//   appears later is read from the beginning (it is new data, typically the fresh file after a
+//   rotation).
+// - Rotation by rename: the path now names another inode, or nothing. Counted as
+//   rotations{kind=rename}. The old file is drained first in every poll, and closed (its partial
+//   last line flushed as a line) once it is drained and has not grown for `scan_interval`, so a
+//   writer that has not reopened its log yet loses nothing (its chunks keep the path it had when
+//   it matched). The new file is read from the start.
+// - Copytruncate: the file is shorter than the read offset, or its first bytes changed (same
+//   inode). What was read before is handed out (a partial line as a line), then reading restarts
+//   at 0. Counted as rotations{kind=truncate}. Bytes written between the copy and the truncate
+//   cannot be seen by anyone; the documented unavoidable loss. The copy is a new file: if the
+//   glob matches it too (app.log* rather than app.log), it is read from its beginning again.
 // - Deletion: the open descriptor is drained to EOF, the partial line flushed, then closed.
 // - Partial last line: held until its newline arrives; flushed on rotation and deletion.
 // - Over-long line: cut at `max_line_bytes`, the rest skipped up to the newline, counted as
-//   errors{kind=long_line}. Memory stays bounded by read_chunk_bytes + max_line_bytes per file.
-// - Errors (permission denied, vanished between stat and open, EIO) are counted per kind and
-//   retried at the next scan; they never stop the source.
-// - Positions: the sink returning true commits a chunk; only then does the offset advance.
-//   `positions()` reports (identity, offset, line) for every followed file.
+//   errors{kind=long_line}. It is handed out alone, once its newline is seen, as the kept bytes
+//   plus '\n', with end_offset past the real newline. Memory stays bounded by
+//   read_chunk_bytes + max_line_bytes per file.
+// - Errors (permission denied, vanished between stat and open, EIO) are counted per kind, once
+//   per failure episode, and retried at the next scan; they never stop the source. FIFOs and
+//   other non-regular files are skipped without being opened.
+// - Positions: the sink returning true commits a chunk; only then does the offset advance (and
+//   lines/bytes count). Returning false counts errors{kind=commit} and the same bytes are offered
+//   again at the next poll. `positions()` reports (identity, offset, line) for every followed file.
+// - Fairness: at most `max_bytes_per_poll` bytes per poll; poll_once then returns true and the
+//   next poll starts with the next file.
+//
+// Driving it: poll_once(now, sink) on every wake_fd() readability and on a timer of
+// scan_interval (poll_once drains the inotify fd itself, so drain_wake_fd() is optional); poll
+// again at once while it returns true.
 //
 // Threading: single-threaded (the app's io thread); stats are atomics read by the exporter.
 #pragma once

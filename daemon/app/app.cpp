@@ -61,6 +61,7 @@ struct SourceSlot {
   std::unique_ptr<asio::steady_timer> timer;
   bool poll_queued = false;
   bool retired = false;
+  bool seen = false;  // the store knows this source completed a first scan
 };
 
 class Daemon final : public ChunkSink {
@@ -200,9 +201,18 @@ void Daemon::start_sources() {
 void Daemon::add_source(const FileSourceConfig& cfg) {
   auto slot = std::make_shared<SourceSlot>();
   slot->config = cfg;
+  FileSourceConfig effective = cfg;
+  try {
+    slot->seen = store_->source_seen(cfg.name);
+  } catch (const StoreError& e) {
+    spdlog::error("state store: {}", e.what());
+  }
+  // `start_at: end` is for the very first start: once this source has scanned, a file without a
+  // stored position was created since, possibly while faultd was down, and is read in full.
+  if (slot->seen) effective.start_at = FileSourceConfig::StartAt::Beginning;
   Store* store = store_.get();
   slot->source = std::make_shared<FileSource>(
-      cfg, [store](const std::string& source, uint64_t dev, uint64_t ino) -> std::optional<ReadPosition> {
+      effective, [store](const std::string& source, uint64_t dev, uint64_t ino) -> std::optional<ReadPosition> {
         try {
           return store->find_position(source, dev, ino);
         } catch (const StoreError& e) {
@@ -260,6 +270,17 @@ void Daemon::poll(const std::shared_ptr<SourceSlot>& slot) {
     slot->source->stats().count_error(SourceErrorKind::Read);
   }
   polling_ = nullptr;
+  if (!slot->seen) {
+    // The first scan decided where each file starts; make that durable before anything else.
+    save_positions();
+    try {
+      store_->mark_source_seen(slot->config.name, clock_.now());
+      slot->seen = true;
+    } catch (const StoreError& e) {
+      metrics_.on_store_error();
+      spdlog::error("state store: {}", e.what());
+    }
+  }
   if (more) queue_poll(slot);  // yield to other work, then carry on
 }
 

@@ -21,8 +21,9 @@ void line_col(const std::string& text, size_t byte, int& line, int& col) {
   }
 }
 
+// Most codes are 8 hex digits; the real catalogue also lists 9-digit ones (e.g. 200001002).
 bool is_hex_code(const std::string& s) {
-  return s.size() == 8 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() && s.size() <= 16 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
 }  // namespace

@@ -94,6 +94,12 @@ void migrate_to_v1(sqlite3* db, const std::string& path) {
       updated_ms      INTEGER NOT NULL,
       PRIMARY KEY (source, file_dev, file_ino)
     );
+    -- Sources that completed their first scan: for them `start_at: end` no longer applies, so a
+    -- file created while faultd was down is read from its beginning.
+    CREATE TABLE sources (
+      name          TEXT PRIMARY KEY NOT NULL,
+      first_seen_ms INTEGER NOT NULL
+    );
   )sql",
                path, "migrate to schema 1");
 }
@@ -551,6 +557,20 @@ std::optional<ReadPosition> Store::find_position(const std::string& source, uint
   p.line = s.u64(3);
   p.path = s.text(4);
   return p;
+}
+
+bool Store::source_seen(const std::string& source) const {
+  Statement s(db_, "SELECT 1 FROM sources WHERE name = ?1", path_, "find source");
+  s.bind_text(1, source);
+  return s.step();
+}
+
+void Store::mark_source_seen(const std::string& source, TimePoint now) {
+  Statement s(db_, "INSERT OR IGNORE INTO sources (name, first_seen_ms) VALUES (?1, ?2)", path_,
+              "mark source seen");
+  s.bind_text(1, source);
+  s.bind_int(2, to_unix_ms(now));
+  s.step();
 }
 
 std::vector<DeviceRecord> Store::load_devices() const {

@@ -125,6 +125,10 @@ class Store {
   std::optional<ReadPosition> find_position(const std::string& source, uint64_t dev,
                                             uint64_t ino) const;
 
+  // Whether `source` completed a first scan in an earlier run (see FileSourceConfig::start_at).
+  bool source_seen(const std::string& source) const;
+  void mark_source_seen(const std::string& source, TimePoint now);
+
   std::vector<DeviceRecord> load_devices() const;
   std::vector<Finding> query_faults(const FaultQuery& q) const;  // newest (by time) first
   std::optional<Finding> find_fault(int64_t id) const;

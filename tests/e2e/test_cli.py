@@ -52,8 +52,8 @@ sources:
         f.write("node: x\nsources:\n  - { name: a, paths: [x], bogus: 1 }\npolicy: { dry_run: maybe }\n")
     r = run([args.faultd, "--check-config", "--config", bad])
     check(r.returncode == 78, "--check-config exits 78 on errors (got %d)" % r.returncode)
-    check(bad + ":3:32: unknown key 'bogus'" in r.stderr, "errors name file:line:column")
-    check(bad + ":4:21: 'dry_run' must be true or false" in r.stderr, "all errors are reported")
+    check(bad + ":3:28: unknown key 'bogus'" in r.stderr, "errors name file:line:column")
+    check(bad + ":4:20: 'dry_run' must be true or false" in r.stderr, "all errors are reported")
     r = run([args.faultd, "--check-config", "--config", os.path.join(work, "missing.yaml")])
     check(r.returncode == 78, "a missing config file is a config error")
 
@@ -62,7 +62,7 @@ sources:
     os.makedirs(logdir)
     log = os.path.join(logdir, "device-1_1.log")
     with open(log, "w") as f:
-        f.write("noise\n" * 5 + NORMAL_LINE + L1_LINE + OS_EVENT + "tail without newline " + L1_LINE.strip())
+        f.write("noise\n" * 5 + NORMAL_LINE + L1_LINE + OS_EVENT + L1_LINE.strip())
     replay_cfg = os.path.join(work, "replay.yaml")
     with open(replay_cfg, "w") as f:
         f.write(f"""include: ["{rules}/*.yaml"]
@@ -93,18 +93,27 @@ sources:
 def install(args, check, work):
     build_dir = os.path.dirname(os.path.abspath(args.faultd))
     dest = os.path.join(work, "root")
-    r = run(["cmake", "--install", build_dir, "--prefix", "/usr"], env=dict(os.environ, DESTDIR=dest))
+    r = run(["cmake", "--install", build_dir], env=dict(os.environ, DESTDIR=dest))
     check(r.returncode == 0, "cmake --install succeeds (%s)" % r.stderr.strip())
     for path in ("usr/sbin/faultd", "usr/bin/faultctl", "etc/faultd/faultd.yaml",
                  "etc/faultd/rules.d/ascend-asd.yaml", "etc/faultd/hooks/isolate-device",
-                 "usr/lib/systemd/system/faultd.service"):
+                 "usr/lib/systemd/system/faultd.service", "usr/share/doc/faultd/README.md"):
         check(os.path.exists(os.path.join(dest, path)), "installed /" + path)
     check(os.access(os.path.join(dest, "etc/faultd/hooks/isolate-device"), os.X_OK),
           "example hooks stay executable")
     if shutil.which("systemd-analyze") is None:
         print("# systemd-analyze not installed; unit verification skipped")
         return
-    r = run(["systemd-analyze", "verify", "--man=no", "--root", dest, "/usr/lib/systemd/system/faultd.service"])
+    # Verify the installed unit with its programs pointed into the staging root, so that
+    # systemd-analyze also checks that every command exists and is executable.
+    with open(os.path.join(dest, "usr/lib/systemd/system/faultd.service")) as f:
+        unit = f.read()
+    check("ExecStart=/usr/sbin/faultd --config /etc/faultd/faultd.yaml" in unit,
+          "the unit starts the installed binary on the default config")
+    staged = os.path.join(work, "faultd.service")
+    with open(staged, "w") as f:
+        f.write(unit.replace("/usr/sbin/faultd", os.path.join(dest, "usr/sbin/faultd")))
+    r = run(["systemd-analyze", "verify", "--man=no", staged])
     problems = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
     check(r.returncode == 0 and not problems, "systemd-analyze verify accepts the unit: %s" % problems)
     # The installed config checks out against the installed rules.

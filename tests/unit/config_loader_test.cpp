@@ -123,12 +123,12 @@ include: ["missing.yaml"]
   CHECK_THAT(errors, Catch::Contains(f + ":3:10: metrics must be a map"));
   CHECK_THAT(errors, Catch::Contains(f + ":5:54: 'scan_interval' must be a duration"));
   CHECK_THAT(errors, Catch::Contains(f + ":6:13: duplicate source name 'plog'"));
-  CHECK_THAT(errors, Catch::Contains(f + ":6:47: invalid RE2 in path_fields"));
-  CHECK_THAT(errors, Catch::Contains(f + ":7:24: source type 'kmsg' is not available"));
-  CHECK_THAT(errors, Catch::Contains(f + ":8:24: unknown source type 'journal'"));
+  CHECK_THAT(errors, Catch::Contains(f + ":6:50: invalid RE2 in path_fields"));
+  CHECK_THAT(errors, Catch::Contains(f + ":7:22: source type 'kmsg' is not available"));
+  CHECK_THAT(errors, Catch::Contains(f + ":8:22: unknown source type 'journal'"));
   CHECK_THAT(errors, Catch::Contains("runs after unknown action 'isolat'"));
   CHECK_THAT(errors, Catch::Contains("is part of an 'after' cycle"));
-  CHECK_THAT(errors, Catch::Contains(f + ":15:44: level SeparateNPU names unknown action 'isolate'"));
+  CHECK_THAT(errors, Catch::Contains(f + ":15:45: level SeparateNPU names unknown action 'isolate'"));
   CHECK_THAT(errors, Catch::Contains(f + ":16:5: unknown fault level 'Bogus'"));
   CHECK_THAT(errors, Catch::Contains("included rule file '" + dir.file("missing.yaml") +
                                      "' does not exist"));

@@ -620,3 +620,18 @@ TEST_CASE("an unknown enum name in the file is reported, not guessed", "[state][
   raw.exec("UPDATE devices SET state = 'broken'");
   CHECK_THROWS_WITH(store.load_devices(), Catch::Contains("unknown device state 'broken'"));
 }
+
+TEST_CASE("a source's first scan is remembered across reopening", "[state]") {
+  faultd::testing::TempDir dir;
+  const std::string path = dir.file("state.db");
+  {
+    Store store(path);
+    CHECK_FALSE(store.source_seen("plog"));
+    store.mark_source_seen("plog", TimePoint{std::chrono::seconds(5)});
+    store.mark_source_seen("plog", TimePoint{std::chrono::seconds(6)});  // idempotent
+    CHECK(store.source_seen("plog"));
+    CHECK_FALSE(store.source_seen("device-log"));
+  }
+  Store again(path);
+  CHECK(again.source_seen("plog"));
+}

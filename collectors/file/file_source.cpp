@@ -1,0 +1,648 @@
+#include "collectors/file/file_source.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "collectors/file/glob.hpp"
+#include "collectors/file/inotify_watch.hpp"
+#include "collectors/file/line_buffer.hpp"
+
+namespace faultd {
+namespace {
+
+constexpr uint64_t kFnvOffsetBasis = 14695981039346656037ULL;
+constexpr uint64_t kFnvPrime = 1099511628211ULL;
+// With start_at: end, lines before the start point are counted so that line numbers stay true;
+// past this size the count is skipped and numbering starts at the start point.
+constexpr uint64_t kCountLinesLimit = 64ULL * 1024 * 1024;
+constexpr size_t kScratchBytes = size_t{64} * 1024;
+
+uint64_t fnv1a(uint64_t hash, const char* data, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    hash ^= static_cast<unsigned char>(data[i]);
+    hash *= kFnvPrime;
+  }
+  return hash;
+}
+
+ssize_t pread_retry(int fd, char* buf, size_t len, uint64_t offset) {
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf, len, static_cast<off_t>(offset));
+    if (n >= 0 || errno != EINTR) return n;
+  }
+}
+
+// Hashes the first `long_len` bytes and also reports the hash of the first `short_len` (FNV is
+// sequential, so one pass gives both). False if the file holds fewer than `long_len` bytes.
+bool hash_prefixes(int fd, uint64_t short_len, uint64_t long_len, uint64_t& short_hash,
+                   uint64_t& long_hash) {
+  char buf[4096];
+  uint64_t hash = kFnvOffsetBasis;
+  uint64_t done = 0;
+  short_hash = hash;
+  while (done < long_len) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(sizeof buf, long_len - done));
+    // Stop exactly at short_len so its hash can be taken.
+    if (done < short_len) want = static_cast<size_t>(std::min<uint64_t>(want, short_len - done));
+    const ssize_t n = pread_retry(fd, buf, want, done);
+    if (n <= 0) return false;
+    hash = fnv1a(hash, buf, static_cast<size_t>(n));
+    done += static_cast<uint64_t>(n);
+    if (done == short_len) short_hash = hash;
+  }
+  long_hash = hash;
+  return true;
+}
+
+bool is_permission_error(int err) { return err == EACCES || err == EPERM; }
+
+using FileKey = std::pair<uint64_t, uint64_t>;  // (dev, ino)
+
+// One file being followed, by identity: it keeps its descriptor when renamed or deleted.
+struct FollowedFile {
+  enum class Gone { No, Renamed, Deleted };
+
+  FollowedFile(size_t max_line_bytes, size_t read_chunk_bytes)
+      : lines(max_line_bytes, read_chunk_bytes) {}
+  ~FollowedFile() { close_fd(); }
+  FollowedFile(const FollowedFile&) = delete;
+  FollowedFile& operator=(const FollowedFile&) = delete;
+
+  void close_fd() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  FileKey key() const { return {identity.dev, identity.ino}; }
+
+  int fd = -1;
+  std::string path;
+  FileIdentity identity;
+  Fields fields;
+  LineBuffer lines;
+  uint64_t size = 0;  // at the last fstat
+  Gone gone = Gone::No;
+  TimePoint last_activity{};      // last read that returned bytes, or when it left its path
+  bool truncate_pending = false;  // seen shorter or rewritten; handled before the next read
+  bool verify_due = false;        // a rescan asked to re-check the fingerprint
+  int read_errno = 0;             // current read failure episode, 0 if none
+  uint64_t long_lines_counted = 0;
+};
+
+}  // namespace
+
+std::optional<uint64_t> file_fingerprint(int fd, uint32_t len) {
+  uint64_t unused = 0;
+  uint64_t hash = 0;
+  if (!hash_prefixes(fd, 0, len, unused, hash)) return std::nullopt;
+  return hash;
+}
+
+struct FileSource::Impl {
+  enum class Served { Done, Refused, Budget, Closed };
+
+  Impl(FileSourceConfig cfg, PositionLookup lookup_fn)
+      : config(std::move(cfg)), lookup(std::move(lookup_fn)) {
+    if (config.max_line_bytes == 0 || config.read_chunk_bytes == 0 ||
+        config.max_bytes_per_poll == 0) {
+      throw std::invalid_argument("file source '" + config.name +
+                                  "': max_line_bytes, read_chunk_bytes and max_bytes_per_poll "
+                                  "must be positive");
+    }
+    if (!config.path_fields.empty()) {
+      RE2::Options options;
+      options.set_log_errors(false);
+      fields_re = std::make_unique<RE2>(config.path_fields, options);
+      if (!fields_re->ok()) {
+        throw std::invalid_argument("file source '" + config.name +
+                                    "': path_fields: " + fields_re->error());
+      }
+    }
+    // Without inotify the periodic scan still finds everything, only later.
+    if (inotify.fd() < 0) stats.count_error(SourceErrorKind::Read);
+  }
+
+  // ---- one poll -------------------------------------------------------------------------
+
+  bool poll(TimePoint now, ChunkSink& sink) {
+    // Drained here too, so the order in which the app calls poll_once and drain_wake_fd does
+    // not delay a rescan.
+    if (inotify.drain()) rescan_wanted = true;
+    if (first_scan || rescan_wanted || now - last_rescan >= config.scan_interval ||
+        now < last_rescan) {
+      rescan(now);
+    }
+    uint64_t budget_used = 0;
+    bool more = false;
+    for (size_t idx : service_order()) {
+      FollowedFile& f = *files[idx];
+      const Served r = serve(f, now, sink, budget_used);
+      if (r == Served::Budget) {
+        more = true;
+        if (f.gone == FollowedFile::Gone::No) next_start = idx + 1;
+        break;
+      }
+    }
+    files.erase(std::remove_if(files.begin(), files.end(), [](const auto& f) { return f->fd < 0; }),
+                files.end());
+    refresh_gauges();
+    return more;
+  }
+
+  // Files that left their path are drained first (their lines are older than the new file's);
+  // the others round-robin so that one busy file cannot starve the rest across polls.
+  std::vector<size_t> service_order() const {
+    std::vector<size_t> order;
+    order.reserve(files.size());
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (files[i]->gone != FollowedFile::Gone::No) order.push_back(i);
+    }
+    const size_t n = files.size();
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (next_start + k) % n;
+      if (files[i]->gone == FollowedFile::Gone::No) order.push_back(i);
+    }
+    return order;
+  }
+
+  Served serve(FollowedFile& f, TimePoint now, ChunkSink& sink, uint64_t& budget_used) {
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0) {
+      note_read_error(f, errno);
+      return Served::Done;
+    }
+    f.size = static_cast<uint64_t>(st.st_size);
+    if (st.st_nlink == 0) f.gone = FollowedFile::Gone::Deleted;
+    if (f.size < f.lines.read_offset()) f.truncate_pending = true;
+    check_content(f);
+    if (f.truncate_pending && !restart_after_truncation(f, now, sink)) return Served::Refused;
+
+    for (;;) {
+      while (auto chunk = f.lines.next(false)) {
+        if (!offer(f, *chunk, now, sink)) return Served::Refused;
+      }
+      count_long_lines(f);
+      const uint64_t at = f.lines.read_offset();
+      if (at >= f.size) break;
+      if (budget_used >= config.max_bytes_per_poll) return Served::Budget;
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(
+          {config.read_chunk_bytes, f.size - at, config.max_bytes_per_poll - budget_used}));
+      char* dst = f.lines.prepare(want);
+      const ssize_t n = pread_retry(f.fd, dst, want, at);
+      if (n < 0) {
+        const int err = errno;
+        f.lines.appended(0);
+        if (err == EAGAIN || err == EWOULDBLOCK) break;
+        note_read_error(f, err);
+        return Served::Done;
+      }
+      f.lines.appended(static_cast<size_t>(n));
+      if (n == 0) break;  // shrank since fstat: the next poll sees the truncation
+      budget_used += static_cast<uint64_t>(n);
+      f.last_activity = now;
+      f.read_errno = 0;
+    }
+
+    if (ready_to_close(f, now)) {
+      // The partial last line will never be completed in this file: it is a line of its own.
+      while (auto chunk = f.lines.next(true)) {
+        if (!offer(f, *chunk, now, sink)) return Served::Refused;
+      }
+      count_long_lines(f);
+      f.close_fd();
+      return Served::Closed;
+    }
+    f.lines.trim();
+    return Served::Done;
+  }
+
+  // A file renamed away may still be written by a process that has not reopened its log yet,
+  // so it is kept for one scan interval after its last growth; a deleted file is closed as soon
+  // as it is drained.
+  bool ready_to_close(const FollowedFile& f, TimePoint now) const {
+    switch (f.gone) {
+      case FollowedFile::Gone::No:
+        return false;
+      case FollowedFile::Gone::Deleted:
+        return true;
+      case FollowedFile::Gone::Renamed:
+        return now - f.last_activity >= config.scan_interval;
+    }
+    return false;
+  }
+
+  // Verifies (after a rescan) or extends (as the file grows) the fingerprint. A changed prefix
+  // means the file was truncated and rewritten past our offset between two looks.
+  void check_content(FollowedFile& f) {
+    const uint64_t old_len = f.identity.fingerprint_len;
+    const uint64_t new_len = std::min<uint64_t>(f.size, kFingerprintBytes);
+    const bool grows = old_len < kFingerprintBytes && new_len > old_len;
+    if (!f.verify_due && !grows) return;
+    f.verify_due = false;
+    if (f.truncate_pending) return;
+    if (new_len < old_len) {
+      f.truncate_pending = true;
+      return;
+    }
+    uint64_t old_hash = 0;
+    uint64_t new_hash = 0;
+    if (!hash_prefixes(f.fd, old_len, new_len, old_hash, new_hash)) return;  // raced a truncate
+    if (old_hash != f.identity.fingerprint) {
+      f.truncate_pending = true;
+      return;
+    }
+    f.identity.fingerprint = new_hash;
+    f.identity.fingerprint_len = static_cast<uint32_t>(new_len);
+  }
+
+  // Copytruncate: what was read before the truncation is handed out (the partial line as a
+  // line), then reading restarts at 0 with a fingerprint of the new content.
+  bool restart_after_truncation(FollowedFile& f, TimePoint now, ChunkSink& sink) {
+    while (auto chunk = f.lines.next(true)) {
+      if (!offer(f, *chunk, now, sink)) return false;
+    }
+    count_long_lines(f);
+    f.lines.reset(0, 0);
+    f.truncate_pending = false;
+    set_fingerprint(f);
+    stats.rotations_truncate.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  bool offer(FollowedFile& f, const LineBuffer::Pending& p, TimePoint now, ChunkSink& sink) {
+    Chunk chunk;
+    chunk.source = config.name;
+    chunk.path = f.path;
+    chunk.identity = f.identity;
+    chunk.start_offset = p.start_offset;
+    chunk.end_offset = p.end_offset;
+    chunk.first_line = p.first_line;
+    chunk.end_line = p.end_line;
+    chunk.data = p.data;
+    chunk.path_fields = &f.fields;
+    chunk.noticed = now;
+    bool committed = false;
+    try {
+      committed = sink.on_chunk(chunk);
+    } catch (const std::exception&) {
+      committed = false;  // a failing store must not take the source down; retried later
+    }
+    if (!committed) {
+      stats.count_error(SourceErrorKind::Commit);
+      return false;
+    }
+    f.lines.commit(p);
+    stats.lines.fetch_add(p.lines(), std::memory_order_relaxed);
+    stats.bytes.fetch_add(p.end_offset - p.start_offset, std::memory_order_relaxed);
+    return true;
+  }
+
+  void count_long_lines(FollowedFile& f) {
+    const uint64_t seen = f.lines.truncated_lines();
+    if (seen == f.long_lines_counted) return;
+    stats.errors[static_cast<size_t>(SourceErrorKind::LongLine)].fetch_add(
+        seen - f.long_lines_counted, std::memory_order_relaxed);
+    f.long_lines_counted = seen;
+  }
+
+  void note_read_error(FollowedFile& f, int err) {
+    if (f.read_errno == err) return;  // one count per failure episode
+    f.read_errno = err;
+    stats.count_error(is_permission_error(err) ? SourceErrorKind::Permission
+                                               : SourceErrorKind::Read);
+  }
+
+  void refresh_gauges() {
+    uint64_t lag = 0;
+    for (const auto& f : files) {
+      if (f->size > f->lines.committed_offset()) lag += f->size - f->lines.committed_offset();
+    }
+    stats.lag_bytes.store(lag, std::memory_order_relaxed);
+    stats.files.store(files.size(), std::memory_order_relaxed);
+  }
+
+  // ---- discovery ------------------------------------------------------------------------
+
+  void rescan(TimePoint now) {
+    rescan_wanted = false;
+    std::map<FileKey, std::vector<std::string>> found = expand_globs();
+
+    std::set<FileKey> known;
+    for (auto& f : files) {
+      known.insert(f->key());
+      f->verify_due = true;
+      if (f->gone == FollowedFile::Gone::Deleted) continue;
+      track_path(*f, found, now);
+    }
+    std::set<std::string> still_initial;
+    for (const auto& [key, paths] : found) {
+      if (known.count(key) > 0) continue;
+      const std::string& path = paths.front();
+      const bool initial = first_scan || initial_paths.count(path) > 0;
+      if (!open_new(path, initial, known) && initial) still_initial.insert(path);
+    }
+    initial_paths = std::move(still_initial);
+
+    episodes.swap(episodes_next);
+    episodes_next.clear();
+    first_scan = false;
+    last_rescan = now;
+  }
+
+  // Every matching regular file by identity, with all the matching paths that name it.
+  std::map<FileKey, std::vector<std::string>> expand_globs() {
+    std::set<std::string> watched;
+    glob::WalkCallbacks callbacks;
+    callbacks.on_dir = [&](const std::string& dir) {
+      if (inotify.fd() < 0 || !watched.insert(dir).second) return;
+      const int err = inotify.watch(dir);
+      if (err != 0 && err != ENOENT && err != ENOTDIR) {
+        note_episode("watch:" + dir, SourceErrorKind::Read, err);
+      }
+    };
+    callbacks.on_error = [&](const std::string& dir, int err) {
+      note_episode("glob:" + dir, SourceErrorKind::Glob, err);
+    };
+    inotify.begin_generation();
+    std::set<std::string> paths;
+    for (const std::string& pattern : config.paths) {
+      for (std::string& p : glob::expand(pattern, callbacks)) paths.insert(std::move(p));
+    }
+    inotify.end_generation();
+
+    std::map<FileKey, std::vector<std::string>> found;
+    for (const std::string& path : paths) {
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0) {
+        const int err = errno;
+        if (err != ENOENT && err != ENOTDIR) {
+          note_episode(
+              "stat:" + path,
+              is_permission_error(err) ? SourceErrorKind::Permission : SourceErrorKind::Read, err);
+        }
+        continue;
+      }
+      if (!S_ISREG(st.st_mode)) continue;  // FIFOs, devices: never opened, never blocked on
+      found[{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)}].push_back(path);
+    }
+    return found;
+  }
+
+  // Decides whether a followed file still sits at its path, moved to another matching path, or
+  // left (renamed away or deleted).
+  void track_path(FollowedFile& f, const std::map<FileKey, std::vector<std::string>>& found,
+                  TimePoint now) {
+    const auto it = found.find(f.key());
+    if (it != found.end()) {
+      const auto& paths = it->second;
+      if (std::find(paths.begin(), paths.end(), f.path) == paths.end()) {
+        if (f.gone == FollowedFile::Gone::No) count_rename();
+        set_path(f, paths.front());
+      }
+      f.gone = FollowedFile::Gone::No;
+      return;
+    }
+    // Not among the matches: look at its own path before concluding (a directory may merely
+    // have been unreadable during this scan).
+    struct stat st {};
+    if (::stat(f.path.c_str(), &st) == 0) {
+      if (static_cast<uint64_t>(st.st_dev) == f.identity.dev &&
+          static_cast<uint64_t>(st.st_ino) == f.identity.ino) {
+        return;
+      }
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+      return;  // cannot tell; keep following
+    }
+    struct stat own {};
+    if (::fstat(f.fd, &own) == 0 && own.st_nlink == 0) {
+      f.gone = FollowedFile::Gone::Deleted;
+    } else if (f.gone == FollowedFile::Gone::No) {
+      f.gone = FollowedFile::Gone::Renamed;
+      f.last_activity = now;
+      count_rename();
+    }
+  }
+
+  void count_rename() { stats.rotations_rename.fetch_add(1, std::memory_order_relaxed); }
+
+  // Opens a newly matched file and decides where to start. False if it could not be opened.
+  bool open_new(const std::string& path, bool initial, std::set<FileKey>& known) {
+    int fd = -1;
+    do {
+      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+      const int err = errno;
+      if (err != ENOENT) {
+        note_episode("open:" + path,
+                     is_permission_error(err) ? SourceErrorKind::Permission : SourceErrorKind::Read,
+                     err);
+      }
+      return false;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return false;
+    }
+    const FileKey key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+    if (!known.insert(key).second) {  // replaced between stat and open by a followed file
+      ::close(fd);
+      return true;
+    }
+    auto f = std::make_unique<FollowedFile>(config.max_line_bytes, config.read_chunk_bytes);
+    f->fd = fd;
+    f->identity.dev = key.first;
+    f->identity.ino = key.second;
+    f->size = static_cast<uint64_t>(st.st_size);
+    set_path(*f, path);
+    set_fingerprint(*f);
+    choose_start(*f, initial);
+    files.push_back(std::move(f));
+    return true;
+  }
+
+  void set_path(FollowedFile& f, const std::string& path) {
+    f.path = path;
+    f.fields = capture_fields(path);
+  }
+
+  void set_fingerprint(FollowedFile& f) {
+    const uint64_t len = std::min<uint64_t>(f.size, kFingerprintBytes);
+    uint64_t unused = 0;
+    uint64_t hash = kFnvOffsetBasis;
+    if (!hash_prefixes(f.fd, 0, len, unused, hash)) {
+      f.identity.fingerprint = kFnvOffsetBasis;  // shrank meanwhile; check_content catches up
+      f.identity.fingerprint_len = 0;
+      return;
+    }
+    f.identity.fingerprint = hash;
+    f.identity.fingerprint_len = static_cast<uint32_t>(len);
+  }
+
+  void choose_start(FollowedFile& f, bool initial) {
+    if (auto stored = stored_position(f)) {
+      f.lines.reset(stored->offset, stored->line);
+      return;
+    }
+    if (initial && config.start_at == FileSourceConfig::StartAt::End) {
+      start_at_end(f);
+      return;
+    }
+    f.lines.reset(0, 0);
+  }
+
+  // A stored position counts only for the same content: a reused inode holds another file.
+  std::optional<ReadPosition> stored_position(const FollowedFile& f) {
+    if (!lookup) return std::nullopt;
+    std::optional<ReadPosition> stored;
+    try {
+      stored = lookup(config.name, f.identity.dev, f.identity.ino);
+    } catch (const std::exception&) {
+      stats.count_error(SourceErrorKind::Read);
+      return std::nullopt;
+    }
+    if (!stored) return std::nullopt;
+    const FileIdentity& id = stored->identity;
+    if (id.dev != f.identity.dev || id.ino != f.identity.ino) return std::nullopt;
+    if (stored->offset > f.size || id.fingerprint_len > f.size) return std::nullopt;
+    const auto fingerprint = file_fingerprint(f.fd, id.fingerprint_len);
+    if (!fingerprint || *fingerprint != id.fingerprint) return std::nullopt;
+    return stored;
+  }
+
+  // Starts after the last complete line, so a line being written right now is read whole.
+  // Lines before it are counted (up to kCountLinesLimit) to keep line numbers true.
+  void start_at_end(FollowedFile& f) {
+    if (f.size == 0) {
+      f.lines.reset(0, 0);
+      return;
+    }
+    std::string buf(kScratchBytes, '\0');
+    if (f.size <= kCountLinesLimit) {
+      uint64_t lines = 0;
+      uint64_t start = 0;
+      for (uint64_t at = 0; at < f.size;) {
+        const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), f.size - at));
+        const ssize_t n = pread_retry(f.fd, buf.data(), want, at);
+        if (n <= 0) break;
+        for (const char* p = buf.data();
+             (p = static_cast<const char*>(std::memchr(p, '\n', buf.data() + n - p))) != nullptr;
+             ++p) {
+          ++lines;
+          start = at + static_cast<uint64_t>(p - buf.data()) + 1;
+        }
+        at += static_cast<uint64_t>(n);
+      }
+      f.lines.reset(start, lines);
+      return;
+    }
+    const uint64_t tail = std::min<uint64_t>({f.size, buf.size(), config.max_line_bytes + 1});
+    const uint64_t from = f.size - tail;
+    const ssize_t n = pread_retry(f.fd, buf.data(), static_cast<size_t>(tail), from);
+    uint64_t start = f.size;
+    for (ssize_t i = n - 1; i >= 0; --i) {
+      if (buf[static_cast<size_t>(i)] == '\n') {
+        start = from + static_cast<uint64_t>(i) + 1;
+        break;
+      }
+    }
+    f.lines.reset(start, 0);
+  }
+
+  Fields capture_fields(const std::string& path) const {
+    Fields out;
+    if (!fields_re) return out;
+    const int groups = fields_re->NumberOfCapturingGroups();
+    std::vector<re2::StringPiece> captures(static_cast<size_t>(groups) + 1);
+    if (!fields_re->Match(path, 0, path.size(), RE2::UNANCHORED, captures.data(), groups + 1)) {
+      return out;
+    }
+    std::vector<std::pair<int, std::string>> named;
+    for (const auto& [name, index] : fields_re->NamedCapturingGroups()) {
+      named.emplace_back(index, name);
+    }
+    std::sort(named.begin(), named.end());
+    for (const auto& [index, name] : named) {
+      const re2::StringPiece& c = captures[static_cast<size_t>(index)];
+      if (c.data() == nullptr) continue;  // optional group that did not take part
+      out.emplace_back(name, std::string(c.data(), c.size()));
+    }
+    return out;
+  }
+
+  // Counts an error once per failure episode: a file that stays unreadable is not counted again
+  // at every scan, but one that recovers and fails again is.
+  void note_episode(const std::string& key, SourceErrorKind kind, int err) {
+    const auto next = episodes_next.find(key);
+    if (next != episodes_next.end() && next->second == err) return;
+    episodes_next[key] = err;
+    const auto prev = episodes.find(key);
+    if (prev == episodes.end() || prev->second != err) stats.count_error(kind);
+  }
+
+  FileSourceConfig config;
+  PositionLookup lookup;
+  std::unique_ptr<RE2> fields_re;
+  SourceStats stats;
+  InotifyWatch inotify;
+  std::vector<std::unique_ptr<FollowedFile>> files;
+  bool first_scan = true;
+  bool rescan_wanted = true;
+  TimePoint last_rescan{};
+  size_t next_start = 0;
+  // Paths matched at the first scan that could not be opened yet: start_at still applies.
+  std::set<std::string> initial_paths;
+  std::map<std::string, int> episodes;       // failures seen by the previous scan
+  std::map<std::string, int> episodes_next;  // failures seen by the current scan
+};
+
+FileSource::FileSource(FileSourceConfig config, PositionLookup lookup)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(lookup))) {}
+
+FileSource::~FileSource() = default;
+
+const std::string& FileSource::name() const { return impl_->config.name; }
+
+bool FileSource::poll_once(TimePoint now, ChunkSink& sink) { return impl_->poll(now, sink); }
+
+int FileSource::wake_fd() const { return impl_->inotify.fd(); }
+
+void FileSource::drain_wake_fd() {
+  if (impl_->inotify.drain()) impl_->rescan_wanted = true;
+}
+
+std::vector<ReadPosition> FileSource::positions() const {
+  std::vector<ReadPosition> out;
+  out.reserve(impl_->files.size());
+  for (const auto& f : impl_->files) {
+    ReadPosition p;
+    p.source = impl_->config.name;
+    p.path = f->path;
+    p.identity = f->identity;
+    p.offset = f->lines.committed_offset();
+    p.line = f->lines.committed_line();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+SourceStats& FileSource::stats() { return impl_->stats; }
+
+bool FileSource::matches_path(const std::string& path) const {
+  return std::any_of(impl_->config.paths.begin(), impl_->config.paths.end(),
+                     [&](const std::string& pattern) { return glob_match(pattern, path); });
+}
+
+}  // namespace faultd

@@ -1,0 +1,39 @@
+// Glob discovery for the file source: pure matching (`glob_match`, declared in file_source.hpp)
+// and a directory walk that also reports every directory it looked into, so the source can put
+// an inotify watch on exactly the directories where a matching file could appear.
+//
+// Lifecycle: stateless functions; one walk per rescan. Threading: no shared state.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace faultd::glob {
+
+// One `/`-separated component of a pattern (no `**`) against one name: `*`, `?`, `[...]`
+// (with `!`/`^` negation and ranges), `\` escapes the next character.
+bool component_match(std::string_view pattern, std::string_view name);
+
+// True if the component contains an unescaped glob metacharacter.
+bool has_magic(std::string_view component);
+
+// The directory below which every match of `pattern` lives: its leading literal components
+// ("/var/log/training" for "/var/log/training/**/*.log"; "/var/log" for "/var/log/syslog";
+// "" for a relative pattern whose first component is magic, meaning the working directory).
+std::string fixed_prefix(std::string_view pattern);
+
+struct WalkCallbacks {
+  // A directory the walk evaluated a component in (it may have vanished since); may repeat.
+  std::function<void(const std::string& dir)> on_dir;
+  // A directory that exists but could not be read (errno); ENOENT/ENOTDIR are not errors.
+  std::function<void(const std::string& dir, int err)> on_error;
+};
+
+// Regular files (or symlinks to them) matching `pattern`, sorted and without duplicates.
+// Symlinked directories are followed; `**` never enters the same directory twice, so symlink
+// loops terminate.
+std::vector<std::string> expand(const std::string& pattern, const WalkCallbacks& callbacks);
+
+}  // namespace faultd::glob

@@ -1,0 +1,122 @@
+#include "collectors/file/line_buffer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace faultd {
+namespace {
+// Below this a buffer is not worth giving back; above it, an idle file returns its memory.
+constexpr size_t kKeepCapacity = size_t{64} * 1024;
+}  // namespace
+
+LineBuffer::LineBuffer(size_t max_line_bytes, size_t max_chunk_bytes)
+    : max_line_(std::max<size_t>(1, max_line_bytes)),
+      max_chunk_(std::max<size_t>(1, max_chunk_bytes)) {}
+
+void LineBuffer::reset(uint64_t offset, uint64_t line) {
+  buf_.clear();
+  head_ = 0;
+  skipped_ = 0;
+  skipping_ = false;
+  committed_offset_ = offset;
+  committed_line_ = line;
+}
+
+void LineBuffer::compact() {
+  if (head_ == 0) return;
+  buf_.erase(0, head_);
+  head_ = 0;
+}
+
+char* LineBuffer::prepare(size_t n) {
+  compact();
+  filled_ = buf_.size();
+  buf_.resize(filled_ + n);
+  return buf_.data() + filled_;
+}
+
+void LineBuffer::appended(size_t k) {
+  buf_.resize(filled_ + k);
+  if (!skipping_ || k == 0) return;
+  // Only the kept prefix of the over-long line is stored; look for its end in the new bytes.
+  const size_t prefix_end = filled_;
+  const void* nl = std::memchr(buf_.data() + prefix_end, '\n', k);
+  if (nl == nullptr) {
+    skipped_ += k;
+    buf_.resize(prefix_end);
+    return;
+  }
+  const size_t nl_pos = static_cast<size_t>(static_cast<const char*>(nl) - buf_.data());
+  skipped_ += nl_pos - prefix_end;
+  buf_.erase(prefix_end, nl_pos - prefix_end);
+  skipping_ = false;
+}
+
+std::optional<LineBuffer::Pending> LineBuffer::next(bool flush) {
+  auto make = [this](size_t n, uint64_t lines) {
+    Pending p;
+    p.data = std::string_view(buf_.data() + head_, n);
+    p.start_offset = committed_offset_;
+    p.end_offset = committed_offset_ + n + skipped_;
+    p.first_line = committed_line_ + 1;
+    p.end_line = committed_line_ + lines;
+    return p;
+  };
+  if (!skipping_) {
+    size_t pos = head_;
+    uint64_t lines = 0;
+    while (pos < buf_.size()) {
+      const char* base = buf_.data();
+      // NOLINTNEXTLINE(bugprone-not-null-terminated-result): a byte search, not a string
+      const void* nl = std::memchr(base + pos, '\n', buf_.size() - pos);
+      if (nl == nullptr) break;
+      const size_t nl_pos = static_cast<size_t>(static_cast<const char*>(nl) - base);
+      if (nl_pos - pos > max_line_) {
+        if (lines > 0) break;  // hand out the lines before it first
+        // Cut in place: the real newline now follows the kept prefix.
+        const size_t cut = pos + max_line_;
+        skipped_ += nl_pos - cut;
+        buf_.erase(cut, nl_pos - cut);
+        ++truncated_lines_;
+        pos = cut + 1;
+        lines = 1;
+        break;
+      }
+      if (lines > 0 && nl_pos + 1 - head_ > max_chunk_) break;
+      pos = nl_pos + 1;
+      ++lines;
+      // A truncated line carries skipped bytes: it travels alone so that every other line's
+      // offset is start_offset + its position in data.
+      if (skipped_ > 0) break;
+    }
+    if (lines > 0) return make(pos - head_, lines);
+    if (buffered() > max_line_) {
+      skipped_ += buffered() - max_line_;
+      buf_.resize(head_ + max_line_);
+      skipping_ = true;
+      ++truncated_lines_;
+    }
+  }
+  if (flush && has_partial()) return make(buffered(), 1);
+  return std::nullopt;
+}
+
+void LineBuffer::commit(const Pending& chunk) {
+  head_ += chunk.data.size();
+  committed_offset_ = chunk.end_offset;
+  committed_line_ = chunk.end_line;
+  skipped_ = 0;
+  if (head_ >= buf_.size()) {
+    buf_.clear();
+    head_ = 0;
+    skipping_ = false;
+  }
+}
+
+void LineBuffer::trim() {
+  if (buf_.capacity() <= kKeepCapacity || buffered() * 4 > buf_.capacity()) return;
+  compact();
+  buf_.shrink_to_fit();
+}
+
+}  // namespace faultd

@@ -1,0 +1,82 @@
+// The per-file line state machine of the file source: bytes go in as they are read, chunks of
+// complete lines come out, and the committed position (offset, line number) advances only when
+// the caller says a chunk was committed. It knows nothing about files, so the hard cases
+// (partial lines, over-long lines, refused commits) are tested without a file system.
+//
+// Over-long lines: a line longer than `max_line_bytes` keeps only its first `max_line_bytes`
+// bytes; the rest is skipped up to the newline without being stored. The truncated line is handed
+// out only once its newline has been seen (or at a flush), as a one-line chunk whose data is the
+// kept prefix plus that newline and whose end_offset is past the real newline. So a restart
+// never sees half of a long line as a line of its own, and memory stays bounded by
+// max_line_bytes + one read.
+//
+// Lifecycle: reset(offset, line) on open, resume or truncation; then prepare()/appended() for each
+// read and next()/commit() to hand out chunks. Threading: owned by one FollowedFile, one thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace faultd {
+
+class LineBuffer {
+ public:
+  struct Pending {
+    std::string_view data;  // valid until the next non-const call
+    uint64_t start_offset = 0;
+    uint64_t end_offset = 0;
+    uint64_t first_line = 1;
+    uint64_t end_line = 0;
+    uint64_t lines() const { return end_line + 1 - first_line; }
+  };
+
+  LineBuffer(size_t max_line_bytes, size_t max_chunk_bytes);
+
+  // Forgets everything buffered and restarts at `offset`, where `line` lines were consumed.
+  void reset(uint64_t offset, uint64_t line);
+
+  uint64_t committed_offset() const { return committed_offset_; }
+  uint64_t committed_line() const { return committed_line_; }
+  // The file offset the next appended bytes must come from.
+  uint64_t read_offset() const { return committed_offset_ + (buf_.size() - head_) + skipped_; }
+  // Bytes held that were read but not yet committed (including a held partial line).
+  size_t buffered() const { return buf_.size() - head_; }
+  // True if there is anything a flush would hand out.
+  bool has_partial() const { return buffered() > 0 || skipped_ > 0; }
+  // Over-long lines seen so far (monotonic; the source counts the increase).
+  uint64_t truncated_lines() const { return truncated_lines_; }
+
+  // Room for up to `n` more bytes; must be followed by appended(k) with k <= n.
+  char* prepare(size_t n);
+  void appended(size_t k);
+
+  // The next chunk of complete lines, or, with `flush`, the partial last line once no complete
+  // line is left. Calling it again without commit() returns the same chunk.
+  std::optional<Pending> next(bool flush);
+  // Consumes the chunk most recently returned by next().
+  void commit(const Pending& chunk);
+
+  // Gives back memory held from a large read once little is buffered (many idle files).
+  void trim();
+
+ private:
+  void compact();
+
+  size_t max_line_;
+  size_t max_chunk_;
+  std::string buf_;  // buf_[head_..] holds the bytes from committed_offset_ on
+  size_t head_ = 0;
+  size_t filled_ = 0;  // buf_.size() before prepare()
+  // File bytes of the line at head_ that were dropped because the line was too long; they
+  // follow the first max_line_ bytes of that line.
+  uint64_t skipped_ = 0;
+  bool skipping_ = false;  // the line at head_ is over-long and its newline is not seen yet
+  uint64_t committed_offset_ = 0;
+  uint64_t committed_line_ = 0;
+  uint64_t truncated_lines_ = 0;
+};
+
+}  // namespace faultd

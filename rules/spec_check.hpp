@@ -1,0 +1,36 @@
+// Checks shared by the YAML loader (which reports them at the offending node) and
+// RuleSet::build (which re-checks specs that were built in code, at the rule's position), so a
+// RuleSet can never hold a rule that the loader would have refused. Pure functions.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <re2/re2.h>
+
+#include "rules/rule.hpp"
+
+namespace faultd::rules {
+
+inline constexpr size_t kMaxRuleIdLength = 128;
+inline constexpr size_t kMaxCodeLength = 32;
+
+// ^[a-z0-9][a-z0-9._-]*$, at most kMaxRuleIdLength: the id is a metric label.
+bool is_valid_rule_id(std::string_view id);
+// A log level as line_level() returns it: upper-case letters only.
+bool is_level_word(std::string_view word);
+// Upper case, without a leading 0x: "0x80818c00" → "80818C00".
+std::string normalize_code(std::string_view code);
+// [A-Z0-9._-]{1,kMaxCodeLength} after normalize_code: codes become metric labels.
+bool is_valid_code(std::string_view code);
+
+// Compiles a rule regex the way the engine runs it (Latin-1, no logging, bounded memory) and
+// checks its named groups are field names. Returns nullptr and sets `error` on failure.
+std::unique_ptr<RE2> compile_regex(const std::string& pattern, std::string& error);
+
+// Every problem of a spec as a message (without position); empty when the spec is valid.
+std::vector<std::string> check_spec(const RuleSpec& spec);
+
+}  // namespace faultd::rules

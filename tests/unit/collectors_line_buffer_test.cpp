@@ -1,0 +1,187 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "collectors/file/line_buffer.hpp"
+
+using namespace faultd;
+
+namespace {
+
+void feed(LineBuffer& b, const std::string& bytes) {
+  char* dst = b.prepare(bytes.size());
+  bytes.copy(dst, bytes.size());
+  b.appended(bytes.size());
+}
+
+// Takes and commits the next chunk; returns its data ("" if none).
+std::string take(LineBuffer& b, bool flush = false) {
+  auto p = b.next(flush);
+  if (!p) return "";
+  std::string data(p->data);
+  b.commit(*p);
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("line buffer hands out complete lines and holds the partial tail", "[collectors]") {
+  LineBuffer b(100, 1000);
+  b.reset(0, 0);
+  feed(b, "ab\ncd\nef");
+  auto p = b.next(false);
+  REQUIRE(p);
+  CHECK(p->data == "ab\ncd\n");
+  CHECK(p->start_offset == 0);
+  CHECK(p->end_offset == 6);
+  CHECK(p->first_line == 1);
+  CHECK(p->end_line == 2);
+  CHECK(p->lines() == 2);
+  b.commit(*p);
+  CHECK(b.committed_offset() == 6);
+  CHECK(b.committed_line() == 2);
+  CHECK(b.read_offset() == 8);
+  CHECK_FALSE(b.next(false));
+  CHECK(b.has_partial());
+
+  feed(b, "gh\n");
+  p = b.next(false);
+  REQUIRE(p);
+  CHECK(p->data == "efgh\n");
+  CHECK(p->start_offset == 6);
+  CHECK(p->first_line == 3);
+  b.commit(*p);
+  CHECK_FALSE(b.has_partial());
+}
+
+TEST_CASE("line buffer flushes a partial last line as a line", "[collectors]") {
+  LineBuffer b(100, 1000);
+  b.reset(10, 4);  // resumed: 4 lines before offset 10
+  feed(b, "x\ntail");
+  CHECK(take(b, true) == "x\n");  // complete lines come first even when flushing
+  auto p = b.next(true);
+  REQUIRE(p);
+  CHECK(p->data == "tail");
+  CHECK(p->start_offset == 12);
+  CHECK(p->end_offset == 16);
+  CHECK(p->first_line == 6);
+  CHECK(p->end_line == 6);
+  b.commit(*p);
+  CHECK_FALSE(b.next(true));
+}
+
+TEST_CASE("line buffer offers the same chunk again until it is committed", "[collectors]") {
+  LineBuffer b(100, 1000);
+  b.reset(0, 0);
+  feed(b, "one\ntwo\n");
+  auto first = b.next(false);
+  REQUIRE(first);
+  const std::string data(first->data);
+  auto again = b.next(false);
+  REQUIRE(again);
+  CHECK(again->data == data);
+  CHECK(again->start_offset == first->start_offset);
+  CHECK(b.committed_offset() == 0);
+}
+
+TEST_CASE("line buffer keeps chunks within the chunk size", "[collectors]") {
+  LineBuffer b(100, 10);
+  b.reset(0, 0);
+  feed(b, "aaaa\nbbbb\ncccc\n");
+  CHECK(take(b) == "aaaa\nbbbb\n");
+  CHECK(take(b) == "cccc\n");
+  // A single line longer than the chunk size (but within max_line) still goes out whole.
+  feed(b, "0123456789abcdef\n");
+  CHECK(take(b) == "0123456789abcdef\n");
+}
+
+TEST_CASE("line buffer truncates an over-long line found whole in one read", "[collectors]") {
+  LineBuffer b(4, 1000);
+  b.reset(0, 0);
+  feed(b, "ok\n0123456789\nnext\n");
+  CHECK(take(b) == "ok\n");  // the lines before a long line go out first
+  auto p = b.next(false);
+  REQUIRE(p);
+  CHECK(p->data == "0123\n");
+  CHECK(p->start_offset == 3);
+  CHECK(p->end_offset == 14);  // past the real newline
+  CHECK(p->first_line == 2);
+  CHECK(p->end_line == 2);
+  CHECK(b.truncated_lines() == 1);
+  // Refused and asked again: the same chunk, not counted twice.
+  p = b.next(false);
+  REQUIRE(p);
+  CHECK(p->data == "0123\n");
+  CHECK(p->end_offset == 14);
+  CHECK(b.truncated_lines() == 1);
+  b.commit(*p);
+  p = b.next(false);
+  REQUIRE(p);
+  CHECK(p->data == "next\n");
+  CHECK(p->start_offset == 14);
+  CHECK(p->first_line == 3);
+}
+
+TEST_CASE("line buffer skips an over-long line across many reads in bounded memory",
+          "[collectors]") {
+  LineBuffer b(8, 16);
+  b.reset(0, 0);
+  feed(b, "head\n");
+  CHECK(take(b) == "head\n");
+  uint64_t expected_read = 5;
+  for (int i = 0; i < 1000; ++i) {  // 16 000 bytes without a newline
+    feed(b, std::string(16, 'x'));
+    expected_read += 16;
+    CHECK_FALSE(b.next(false));
+    CHECK(b.buffered() <= 8);  // only the kept prefix stays
+  }
+  CHECK(b.read_offset() == expected_read);
+  CHECK(b.truncated_lines() == 1);
+  feed(b, "yyy\nafter\n");
+  auto p = b.next(false);
+  REQUIRE(p);
+  CHECK(p->data == "xxxxxxxx\n");
+  CHECK(p->start_offset == 5);
+  CHECK(p->end_offset == expected_read + 4);
+  b.commit(*p);
+  CHECK(take(b) == "after\n");
+  CHECK(b.committed_offset() == expected_read + 10);
+  CHECK(b.committed_line() == 3);
+  CHECK(b.truncated_lines() == 1);
+}
+
+TEST_CASE("line buffer flushes the kept prefix of an unterminated over-long line", "[collectors]") {
+  LineBuffer b(4, 1000);
+  b.reset(0, 0);
+  feed(b, "abcdefghij");
+  CHECK_FALSE(b.next(false));
+  auto p = b.next(true);
+  REQUIRE(p);
+  CHECK(p->data == "abcd");
+  CHECK(p->end_offset == 10);
+  b.commit(*p);
+  CHECK_FALSE(b.has_partial());
+  CHECK(b.read_offset() == 10);
+}
+
+TEST_CASE("a line of exactly max_line_bytes is not truncated", "[collectors]") {
+  LineBuffer b(4, 1000);
+  b.reset(0, 0);
+  feed(b, "abcd");
+  CHECK_FALSE(b.next(false));
+  feed(b, "\n");
+  CHECK(take(b) == "abcd\n");
+  CHECK(b.truncated_lines() == 0);
+}
+
+TEST_CASE("line buffer gives back memory after a large read", "[collectors]") {
+  LineBuffer b(1 << 20, 1 << 20);
+  b.reset(0, 0);
+  feed(b, std::string(500'000, 'a') + "\n");
+  CHECK(take(b).size() == 500'001);
+  feed(b, "x");
+  b.trim();
+  CHECK(b.buffered() == 1);
+  feed(b, "\n");
+  CHECK(take(b) == "x\n");
+}

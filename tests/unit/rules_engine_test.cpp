@@ -1,0 +1,397 @@
+// Matching semantics of RuleSet::scan: what matches, what a finding holds, and where.
+#include <catch2/catch.hpp>
+
+#include "daemon/core/yaml_check.hpp"
+#include "rules/rule.hpp"
+
+using namespace faultd;
+
+namespace {
+
+std::shared_ptr<const RuleSet> build(const std::string& yaml_text, CodeLevels levels = {}) {
+  ErrorList errors;
+  const yaml::Ctx ctx{"t.yaml", &errors};
+  auto doc = yaml::load_text(yaml_text, ctx);
+  REQUIRE(doc);
+  std::vector<RuleSpec> specs;
+  parse_rules((*doc)["rules"], "t.yaml", specs, errors);
+  auto set = RuleSet::build(std::move(specs), std::move(levels), errors);
+  INFO(errors.to_string());
+  REQUIRE(errors.empty());
+  REQUIRE(set);
+  return set;
+}
+
+struct Scan {
+  std::vector<Finding> findings;
+  ScanStats stats;
+};
+
+Scan scan(const RuleSet& set, std::string_view data, std::string_view source = "plog",
+          const Fields* fields = nullptr, uint64_t first_line = 1, uint64_t start_offset = 0) {
+  Chunk chunk;
+  chunk.source = source;
+  chunk.path = "/logs/x.log";
+  chunk.data = data;
+  chunk.first_line = first_line;
+  chunk.start_offset = start_offset;
+  chunk.end_offset = start_offset + data.size();
+  chunk.path_fields = fields;
+  Scan s;
+  set.scan(chunk, TimePoint{}, s.findings, &s.stats);
+  return s;
+}
+
+std::vector<std::string> rules_of(const Scan& s) {
+  std::vector<std::string> out;
+  for (const auto& f : s.findings) out.push_back(f.rule + "@" + std::to_string(f.line));
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("line_level: the first [WORD] at the start of the line", "[rules][engine]") {
+  CHECK(line_level("[ERROR] AICPU(26533,aicpu_scheduler):2025 ...") == "ERROR");
+  CHECK(line_level("[WARNING] DEBUG(2950752,fffee7e591e0,python):...") == "WARNING");
+  CHECK(line_level(" \t[EVENT] TDT(4717,tsdaemon)") == "EVENT");
+  CHECK(line_level("[ERROR]") == "ERROR");
+  CHECK(line_level("(train pid=8464) [ERROR] x") == "");  // launcher prefixes are not stripped
+  CHECK(line_level("[Error] x") == "");
+  CHECK(line_level("[] x") == "");
+  CHECK(line_level("[ERROR x") == "");
+  CHECK(line_level("[ERROR") == "");
+  CHECK(line_level("") == "");
+  CHECK(line_level("ERROR] x") == "");
+  CHECK(line_level("[INFO] - INFO - step") == "INFO");
+}
+
+TEST_CASE("engine: any needs one of its strings, all needs every one", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: any
+    match: { any: [alpha, beta] }
+  - id: all
+    match: { all: [alpha, gamma] }
+  - id: both
+    match: { any: [beta], all: [delta] }
+)");
+  const auto s = scan(*set,
+                      "alpha\n"         // any
+                      "beta\n"          // any
+                      "gamma alpha\n"   // any, all
+                      "gamma\n"         // nothing
+                      "delta beta\n"    // any, both
+                      "delta only\n"    // nothing
+                      "ALPHA BETA\n");  // nothing: case-sensitive
+  CHECK(rules_of(s) == Strings{"any@1", "any@2", "any@3", "all@3", "any@5", "both@5"});
+}
+
+TEST_CASE("engine: the level filter compares the line's leading [WORD]", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: err
+    match: { any: boom, level: ERROR }
+  - id: warn-or-err
+    match: { any: boom, level: [WARNING, ERROR] }
+)");
+  const auto s = scan(*set,
+                      "[ERROR] RUNTIME(1,python): boom\n"
+                      "[WARNING] RUNTIME(1,python): boom\n"
+                      "[INFO] RUNTIME(1,python): boom [ERROR]\n"
+                      "boom [ERROR]\n"
+                      "  [ERROR] boom\n");
+  CHECK(rules_of(s) ==
+        Strings{"err@1", "warn-or-err@1", "warn-or-err@2", "err@5", "warn-or-err@5"});
+}
+
+TEST_CASE("engine: a regex must match, and its named groups become fields", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match:
+      any: "Task exception"
+      regex: 'device_id=(?P<device>\d+), stream_id=(?P<stream>\d+)'
+    fault: { code: "{stream}" }
+)");
+  const auto s =
+      scan(*set,
+           "[ERROR] RUNTIME(160186,python):2023-01-10-09:25:45.322.063 [engine.cc:1263]163618 "
+           "ReportExceptProc:Task exception! device_id=3, stream_id=17, task_id=43\n"
+           "Task exception without ids\n");
+  REQUIRE(s.findings.size() == 1);
+  CHECK(s.findings[0].device == "3");  // default device template "{device}"
+  CHECK(s.findings[0].code == "17");
+  CHECK(s.stats.candidate_lines == 2);
+  CHECK(s.stats.findings == 1);
+}
+
+TEST_CASE("engine: path fields fill in what the regex does not capture", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match:
+      any: "feature abnormal"
+      regex: '^(?:.*?device_id=(?P<device>\d+))?'
+)");
+  const Fields fields = {{"device", "5"}, {"host", "n1"}};
+  const auto s = scan(*set,
+                      "feature abnormal\n"
+                      "feature abnormal device_id=2\n",
+                      "device-log", &fields);
+  REQUIRE(s.findings.size() == 2);
+  CHECK(s.findings[0].device == "5");  // from the path
+  CHECK(s.findings[1].device == "2");  // the capture wins over the path field
+  const auto none = scan(*set, "feature abnormal\n", "device-log", nullptr);
+  REQUIRE(none.findings.size() == 1);
+  CHECK(none.findings[0].device == "");
+}
+
+TEST_CASE("engine: templates combine text and fields, a missing field gives no value",
+          "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match: { any: hit, regex: 'chip=(?P<chip>\w+)' }
+    device: "npu{device}-chip{chip}"
+  - id: literal
+    match: { any: hit }
+    device: "npu0"
+)");
+  const Fields fields = {{"device", "4"}};
+  const auto s = scan(*set, "hit chip=1\n", "x", &fields);
+  REQUIRE(s.findings.size() == 2);
+  CHECK(s.findings[0].device == "npu4-chip1");
+  CHECK(s.findings[1].device == "npu0");
+  const auto missing = scan(*set, "hit chip=1\n", "x", nullptr);
+  CHECK(missing.findings[0].device == "");
+  CHECK(missing.stats.device_refused == 0);  // unknown is not refused
+}
+
+TEST_CASE("engine: a device that is not a valid id is refused and counted", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match: { any: "dev=", regex: 'dev=(?P<device>\S+)' }
+    fault: { level: SeparateNPU }
+)");
+  const auto s = scan(*set, "dev=../../x\ndev=7\ndev=" + std::string(65, '1') + "\n");
+  REQUIRE(s.findings.size() == 3);
+  CHECK(s.findings[0].device == "");
+  CHECK(s.findings[0].level == FaultLevel::SeparateNPU);  // the finding itself is kept
+  CHECK(s.findings[1].device == "7");
+  CHECK(s.findings[2].device == "");
+  CHECK(s.stats.device_refused == 2);
+}
+
+TEST_CASE("engine: codes are upper-cased and their level comes from the catalogue",
+          "[rules][engine]") {
+  CodeLevels levels;
+  levels.levels["80818C00"] = FaultLevel::SeparateNPU;
+  levels.levels["8C084E00"] = FaultLevel::FreeRestartNPU;
+  levels.default_level = FaultLevel::SubHealthFault;
+  const auto set = build(R"(rules:
+  - id: from-line
+    match: { any: "event_id=", regex: 'event_id=(?P<code>\w+)' }
+    fault: { code: "{code}" }
+  - id: pinned
+    match: { any: "event_id=" }
+    fault: { code: 8c084e00, level: RestartBusiness }
+  - id: no-code
+    match: { any: "event_id=" }
+)",
+                         levels);
+  const auto s = scan(*set,
+                      "event_id=0x80818c00\n"
+                      "event_id=a4025021\n"
+                      "event_id=not+valid\n");
+  REQUIRE(s.findings.size() == 9);
+  CHECK(s.findings[0].code == "80818C00");
+  CHECK(s.findings[0].level == FaultLevel::SeparateNPU);
+  CHECK(s.findings[1].code == "8C084E00");
+  CHECK(s.findings[1].level == FaultLevel::RestartBusiness);  // the rule's level wins
+  CHECK(s.findings[2].code == "");
+  CHECK(s.findings[2].level == FaultLevel::SubHealthFault);  // no code: the default
+  CHECK(s.findings[3].code == "A4025021");
+  CHECK(s.findings[3].level == FaultLevel::SubHealthFault);  // unknown to the catalogue
+  CHECK(s.findings[6].rule == "from-line");
+  CHECK(s.findings[6].code == "NOT");  // \w stops at '+'
+  CHECK(CodeLevels{}.resolve("80818C00") == FaultLevel::NotHandleFault);
+}
+
+TEST_CASE("engine: a code that is not label-safe is dropped and counted", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match: { any: "code=", regex: 'code=(?P<code>\S+)' }
+    fault: { code: "{code}" }
+)");
+  const auto s = scan(*set, "code=a/b\ncode=" + std::string(33, 'A') + "\ncode=ok\n");
+  REQUIRE(s.findings.size() == 3);
+  CHECK(s.findings[0].code == "");
+  CHECK(s.findings[1].code == "");
+  CHECK(s.findings[2].code == "OK");
+  CHECK(s.stats.code_refused == 2);
+}
+
+TEST_CASE("engine: sources restrict a rule, other sources use the unrestricted rules",
+          "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: plog-only
+    sources: plog
+    match: { any: hit }
+  - id: two
+    sources: [plog, training]
+    match: { any: hit }
+  - id: everywhere
+    match: { any: hit }
+)");
+  CHECK(rules_of(scan(*set, "hit\n", "plog")) == Strings{"plog-only@1", "two@1", "everywhere@1"});
+  CHECK(rules_of(scan(*set, "hit\n", "training")) == Strings{"two@1", "everywhere@1"});
+  CHECK(rules_of(scan(*set, "hit\n", "kernel")) == Strings{"everywhere@1"});
+  CHECK(rules_of(scan(*set, "hit\n", "")) == Strings{"everywhere@1"});
+  const auto restricted = build("rules:\n  - id: r\n    sources: plog\n    match: { any: hit }\n");
+  CHECK(scan(*restricted, "hit\n", "kernel").findings.empty());
+}
+
+TEST_CASE("engine: line numbers and offsets count from the chunk's start", "[rules][engine]") {
+  const auto set = build("rules:\n  - id: r\n    match: { any: HIT }\n");
+  const std::string data = "a\nHIT one\n\nb\nc HIT\nHIT HIT\nlast HIT";  // no final '\n'
+  const auto s = scan(*set, data, "plog", nullptr, 41, 1000);
+  REQUIRE(s.findings.size() == 4);
+  CHECK(s.findings[0].line == 42);
+  CHECK(s.findings[0].offset == 1002);
+  CHECK(s.findings[0].text == "HIT one");
+  CHECK(s.findings[1].line == 45);
+  CHECK(s.findings[1].offset == 1000 + data.find("c HIT"));
+  CHECK(s.findings[2].line == 46);  // two triggers on one line: one finding
+  CHECK(s.findings[2].text == "HIT HIT");
+  CHECK(s.findings[3].line == 47);  // the partial last line is matched too
+  CHECK(s.findings[3].text == "last HIT");
+  CHECK(s.findings[3].offset == 1000 + data.size() - 8);
+  CHECK(s.stats.candidate_lines == 4);
+}
+
+TEST_CASE("engine: one finding per matching rule per line, in rule order", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: second-trigger
+    match: { any: [beta, alpha] }
+  - id: first-trigger
+    match: { any: alpha }
+  - id: all-of-them
+    match: { all: [alpha, beta] }
+  - id: never
+    match: { any: alpha, regex: 'zzz' }
+)");
+  const auto s = scan(*set, "x alpha beta alpha beta\n");
+  CHECK(rules_of(s) == Strings{"second-trigger@1", "first-trigger@1", "all-of-them@1"});
+}
+
+TEST_CASE("engine: a finding carries the chunk's origin and the scan time", "[rules][engine]") {
+  const auto set = build("rules:\n  - id: r\n    match: { any: HIT }\n");
+  Chunk chunk;
+  chunk.source = "plog";
+  chunk.path = "/root/ascend/log/debug/plog/plog-1_20250101000000000.log";
+  chunk.identity = {7, 8, 9, 10};
+  chunk.data = "HIT\n";
+  chunk.start_offset = 5;
+  chunk.first_line = 3;
+  chunk.noticed = TimePoint{} + std::chrono::seconds(10);
+  const TimePoint now = TimePoint{} + std::chrono::seconds(11);
+  std::vector<Finding> out;
+  set->scan(chunk, now, out);  // stats are optional
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].source == "plog");
+  CHECK(out[0].file == chunk.path);
+  CHECK(out[0].identity == chunk.identity);
+  CHECK(out[0].time == now);
+  CHECK(out[0].noticed == chunk.noticed);
+  CHECK(out[0].id == 0);
+}
+
+TEST_CASE("engine: CRLF endings are not part of the line", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match: { any: "SDC error", regex: 'SDC error$' }
+)");
+  const auto s = scan(*set, "SilentCheck detects SDC error\r\nSDC error\r\n");
+  REQUIRE(s.findings.size() == 2);
+  CHECK(s.findings[0].text == "SilentCheck detects SDC error");
+}
+
+TEST_CASE("engine: the evidence of a 1 MB line is capped", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match: { any: NEEDLE, regex: 'NEEDLE (?P<device>\d+)' }
+)");
+  std::string line =
+      "[ERROR] " + std::string(600000, 'x') + " NEEDLE 7 " + std::string(500000, 'y');
+  const auto s = scan(*set, line + "\nnext\n");
+  REQUIRE(s.findings.size() == 1);
+  CHECK(s.findings[0].text.size() == kMaxEvidenceBytes);
+  CHECK(s.findings[0].text == line.substr(0, kMaxEvidenceBytes));
+  CHECK(s.findings[0].device == "7");  // the whole line was matched, not the capped text
+
+  // A cap never splits a UTF-8 sequence.
+  std::string utf8 = "NEEDLE 1 " + std::string(kMaxEvidenceBytes - 10, 'a') + "\xe2\x82\xac tail";
+  const auto u = scan(*set, utf8 + "\n");
+  REQUIRE(u.findings.size() == 1);
+  CHECK(u.findings[0].text.size() == kMaxEvidenceBytes - 1);
+  CHECK(u.findings[0].text.back() == 'a');
+}
+
+TEST_CASE("engine: regexes see past NUL bytes and invalid UTF-8", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match: { any: abnormal, regex: '^(?:.*?device_id=(?P<device>\d+))?' }
+)");
+  const std::string line = std::string("abnormal \x00\xff\xfe\xc3\x28 ", 15) + "device_id=4";
+  const auto s = scan(*set, line + "\n");
+  REQUIRE(s.findings.size() == 1);
+  CHECK(s.findings[0].device == "4");
+  CHECK(s.findings[0].text == line);
+}
+
+TEST_CASE("engine: a rule with only a regex runs on every line and is warned about",
+          "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: regex-only
+    match: { regex: 'Xid \d+' }
+  - id: literal
+    match: { any: "fallen off" }
+)");
+  REQUIRE(set->warnings().size() == 1);
+  CHECK(set->warnings()[0] ==
+        "t.yaml:2:5: rule 'regex-only' has no 'any' or 'all' literal: its regex runs on every "
+        "line of its sources");
+  const auto s = scan(*set, "NVRM: Xid 79, GPU has fallen off the bus\nnothing\nXid 13\n");
+  CHECK(rules_of(s) == Strings{"regex-only@1", "literal@1", "regex-only@3"});
+  CHECK(s.stats.candidate_lines == 3);
+}
+
+TEST_CASE("engine: short triggers work and are warned about", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: short
+    match: { any: [OOM, "Out of Memory"] }
+)");
+  REQUIRE(set->warnings().size() == 1);
+  CHECK(set->warnings()[0].find("trigger 'OOM' is shorter than 4 bytes") != std::string::npos);
+  const auto s = scan(*set, "x\nOOM killer\ny Out of Memory!!!\nOOM and Out of Memory\n");
+  CHECK(rules_of(s) == Strings{"short@2", "short@3", "short@4"});
+}
+
+TEST_CASE("engine: empty chunks and rule sets find nothing", "[rules][engine]") {
+  const auto set = build("rules:\n  - id: r\n    match: { any: HIT }\n");
+  CHECK(scan(*set, "").findings.empty());
+  CHECK(scan(*set, "\n\n\n").findings.empty());
+  ErrorList errors;
+  const auto empty = RuleSet::build({}, CodeLevels{}, errors);
+  REQUIRE(empty);
+  CHECK(empty->size() == 0);
+  CHECK(scan(*empty, "HIT\n").findings.empty());
+}
+
+TEST_CASE("engine: size and rule ids follow the rule order", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: zeta
+    match: { any: z }
+  - id: alpha
+    match: { any: a }
+)");
+  CHECK(set->size() == 2);
+  CHECK(set->rule_ids() == Strings{"zeta", "alpha"});
+}

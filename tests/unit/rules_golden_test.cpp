@@ -1,0 +1,221 @@
+// Golden tests of the shipped rule packs: every directory under tests/golden/ with a `source`
+// file is a case (see tests/golden/README.md). The packs are loaded from etc/faultd/rules.d/
+// exactly as shipped, and each case is scanned whole and cut into chunks of a few lines, which
+// must give the same findings.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <re2/re2.h>
+#include <nlohmann/json.hpp>
+
+#include "rules/rule.hpp"
+
+namespace fs = std::filesystem;
+using namespace faultd;
+
+namespace {
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> text_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<fs::path> shipped_packs() {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(fs::path(FAULTD_SOURCE_DIR) / "etc/faultd/rules.d")) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::shared_ptr<const RuleSet> load_shipped(std::vector<RuleSpec>* specs_out = nullptr) {
+  std::vector<RuleSpec> specs;
+  ErrorList errors;
+  for (const auto& f : shipped_packs()) load_rule_file(f.string(), specs, errors);
+  if (specs_out != nullptr) *specs_out = specs;
+  auto set = RuleSet::build(std::move(specs), CodeLevels{}, errors);
+  INFO(errors.to_string());
+  REQUIRE(errors.empty());
+  REQUIRE(set != nullptr);
+  return set;
+}
+
+// What a file source would hand the engine for `path`: its path_fields regex's named groups.
+Fields path_fields_of(const std::string& regex, const std::string& path) {
+  Fields fields;
+  if (regex.empty()) return fields;
+  RE2 re(regex);
+  REQUIRE(re.ok());
+  std::vector<re2::StringPiece> subs(re.NumberOfCapturingGroups() + 1);
+  if (!re.Match(path, 0, path.size(), RE2::UNANCHORED, subs.data(),
+                static_cast<int>(subs.size()))) {
+    return fields;
+  }
+  for (const auto& [name, index] : re.NamedCapturingGroups()) {
+    if (subs[index].data() != nullptr) fields.emplace_back(name, std::string(subs[index]));
+  }
+  return fields;
+}
+
+// Scans `data` in chunks of at most `lines_per_chunk` lines (0: one chunk), as a file source
+// would deliver it.
+std::vector<Finding> scan_in_chunks(const RuleSet& set, const std::string& data,
+                                    const std::string& source, const std::string& path,
+                                    const Fields& fields, size_t lines_per_chunk) {
+  std::vector<Finding> out;
+  size_t start = 0;
+  uint64_t line = 1;
+  while (start < data.size()) {
+    size_t end = start;
+    size_t lines = 0;
+    while (end < data.size() && (lines_per_chunk == 0 || lines < lines_per_chunk)) {
+      const size_t nl = data.find('\n', end);
+      end = nl == std::string::npos ? data.size() : nl + 1;
+      ++lines;
+    }
+    Chunk chunk;
+    chunk.source = source;
+    chunk.path = path;
+    chunk.identity = {1, 2, 3, 4};
+    chunk.start_offset = start;
+    chunk.end_offset = end;
+    chunk.first_line = line;
+    chunk.end_line = line + lines - 1;
+    chunk.data = std::string_view(data).substr(start, end - start);
+    chunk.path_fields = &fields;
+    set.scan(chunk, TimePoint{}, out);
+    start = end;
+    line += lines;
+  }
+  return out;
+}
+
+std::string describe(const std::vector<Finding>& findings) {
+  std::string out;
+  for (const auto& f : findings) {
+    out += f.rule + " device=" + f.device + " level=" + std::string(to_string(f.level)) +
+           " code=" + f.code + " line=" + std::to_string(f.line) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("golden: each case gives exactly its expected findings, whole or in chunks",
+          "[rules][golden]") {
+  const auto set = load_shipped();
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(fs::path(FAULTD_SOURCE_DIR) / "tests/golden")) {
+    if (e.is_directory() && fs::exists(e.path() / "source")) cases.push_back(e.path());
+  }
+  std::sort(cases.begin(), cases.end());
+  REQUIRE(cases.size() >= 7);
+
+  for (const auto& dir : cases) {
+    DYNAMIC_SECTION(dir.filename().string()) {
+      REQUIRE(fs::exists(dir / "input.log"));
+      REQUIRE(fs::exists(dir / "expected.jsonl"));
+      const auto source_lines = text_lines(read_all(dir / "source"));
+      REQUIRE(!source_lines.empty());
+      const std::string source = source_lines[0];
+      const std::string path = source_lines.size() > 1 ? source_lines[1] : "input.log";
+      const auto regex_lines = fs::exists(dir / "path_fields")
+                                   ? text_lines(read_all(dir / "path_fields"))
+                                   : std::vector<std::string>{};
+      const Fields fields = path_fields_of(regex_lines.empty() ? "" : regex_lines[0], path);
+      const std::string data = read_all(dir / "input.log");
+      std::vector<nlohmann::json> expected;
+      for (const auto& line : text_lines(read_all(dir / "expected.jsonl"))) {
+        expected.push_back(nlohmann::json::parse(line));
+      }
+
+      for (size_t lines_per_chunk : {size_t{0}, size_t{1}, size_t{7}}) {
+        const auto found = scan_in_chunks(*set, data, source, path, fields, lines_per_chunk);
+        INFO("lines per chunk: " << lines_per_chunk << "\nfound:\n" << describe(found));
+        REQUIRE(found.size() == expected.size());
+        for (size_t i = 0; i < found.size(); ++i) {
+          const Finding& f = found[i];
+          const auto& e = expected[i];
+          INFO("finding " << i);
+          CHECK(f.rule == e.at("rule").get<std::string>());
+          CHECK(f.device == e.at("device").get<std::string>());
+          CHECK(to_string(f.level) == e.at("level").get<std::string>());
+          CHECK(f.code == e.at("code").get<std::string>());
+          CHECK(f.line == e.at("line").get<uint64_t>());
+          CHECK(f.source == source);
+          CHECK(f.file == path);
+          // The offset is the start of the reported line and the text is that line.
+          REQUIRE(f.offset < data.size());
+          CHECK((f.offset == 0 || data[f.offset - 1] == '\n'));
+          const size_t nl = data.find('\n', f.offset);
+          std::string line =
+              data.substr(f.offset, (nl == std::string::npos ? data.size() : nl) - f.offset);
+          if (!line.empty() && line.back() == '\r') line.pop_back();
+          CHECK(f.text == line.substr(0, kMaxEvidenceBytes));
+          CHECK(std::count(data.begin(), data.begin() + static_cast<long>(f.offset), '\n') + 1 ==
+                static_cast<long>(f.line));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("golden: every shipped pack builds alone and together, without warnings",
+          "[rules][golden]") {
+  const auto packs = shipped_packs();
+  REQUIRE(!packs.empty());
+  std::set<std::string> ids;
+  for (const auto& pack : packs) {
+    INFO(pack.string());
+    std::vector<RuleSpec> specs;
+    ErrorList errors;
+    load_rule_file(pack.string(), specs, errors);
+    REQUIRE(errors.to_string() == "");
+    REQUIRE(!specs.empty());
+    for (const auto& s : specs) {
+      INFO(s.id);
+      CHECK(ids.insert(s.id).second);  // unique across all packs
+      CHECK(!s.description.empty());
+    }
+    const auto set = RuleSet::build(std::move(specs), CodeLevels{}, errors);
+    REQUIRE(errors.to_string() == "");
+    REQUIRE(set != nullptr);
+    // Shipped rules all have literals to prefilter on.
+    CHECK(set->warnings().empty());
+  }
+  const auto all = load_shipped();
+  CHECK(all->size() == ids.size());
+}
+
+TEST_CASE("golden: every shipped rule has at least one positive golden line", "[rules][golden]") {
+  std::vector<RuleSpec> specs;
+  load_shipped(&specs);
+  std::set<std::string> covered;
+  for (const auto& e : fs::directory_iterator(fs::path(FAULTD_SOURCE_DIR) / "tests/golden")) {
+    if (!fs::exists(e.path() / "expected.jsonl")) continue;
+    for (const auto& line : text_lines(read_all(e.path() / "expected.jsonl"))) {
+      covered.insert(nlohmann::json::parse(line).at("rule").get<std::string>());
+    }
+  }
+  for (const auto& s : specs) {
+    INFO(s.id);
+    CHECK(covered.count(s.id) == 1);
+  }
+}

@@ -1,0 +1,76 @@
+// The literal prefilter against a naive reference on random inputs: it must never miss a line
+// (a missed line is a missed fault) and never report one without a literal.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <set>
+
+#include "rules/prefilter.hpp"
+
+using faultd::rules::LiteralSet;
+
+namespace {
+
+std::vector<size_t> naive_lines(const std::vector<std::string>& literals, std::string_view text) {
+  std::vector<size_t> out;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    for (const auto& l : literals) {
+      if (line.find(l) != std::string_view::npos) {
+        out.push_back(start);
+        break;
+      }
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string random_text(std::mt19937& rng, const std::string& alphabet, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += alphabet[rng() % alphabet.size()];
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("prefilter: candidate lines equal the naive search on random inputs",
+          "[rules][prefilter]") {
+  std::mt19937 rng(1234);
+  const std::string alphabet = "abcd\n";  // small, so literals occur often and overlap
+  for (int round = 0; round < 400; ++round) {
+    std::vector<std::string> literals;
+    const int count = 1 + static_cast<int>(rng() % 6);
+    for (int i = 0; i < count; ++i) {
+      literals.push_back(random_text(rng, "abcd", 1 + rng() % 9));  // short and long ones
+    }
+    const std::string text = random_text(rng, alphabet, rng() % 400);
+    const LiteralSet set(literals);
+    INFO("round " << round);
+    REQUIRE(set.candidate_lines(text) == naive_lines(literals, text));
+
+    // matches() reports exactly the literals present in a line.
+    const std::string line = random_text(rng, "abcd", rng() % 60);
+    std::vector<uint32_t> found;
+    set.matches(line, found);
+    std::set<uint32_t> got(found.begin(), found.end());
+    std::set<uint32_t> want;
+    for (uint32_t i = 0; i < literals.size(); ++i) {
+      if (line.find(literals[i]) != std::string::npos) want.insert(i);
+    }
+    REQUIRE(got == want);
+  }
+}
+
+TEST_CASE("prefilter: literals at the edges of the buffer and of lines", "[rules][prefilter]") {
+  const LiteralSet set({"ComputeL1Error", "abnormal", "x"});
+  CHECK(set.candidate_lines("ComputeL1Error") == std::vector<size_t>{0});
+  CHECK(set.candidate_lines("abnormal\nabnorma\nbnormal\n") == std::vector<size_t>{0});
+  CHECK(set.candidate_lines("aaa\nlast line abnormal") == std::vector<size_t>{4});
+  CHECK(set.candidate_lines("abnor\nmal\n").empty());  // never across a newline
+  CHECK(set.candidate_lines("\n\nx\n") == std::vector<size_t>{2});
+  CHECK(set.candidate_lines("").empty());
+  CHECK(LiteralSet().candidate_lines("anything").empty());
+}
