@@ -63,6 +63,8 @@ class Check:
 
 class Faultd:
     def __init__(self, args, workdir, config_text):
+        args.faultd = os.path.abspath(args.faultd)
+        args.faultctl = os.path.abspath(args.faultctl)
         self.args = args
         self.dir = workdir
         self.config = os.path.join(workdir, "faultd.yaml")
