@@ -142,3 +142,16 @@ def cleanup(path):
         print("# kept " + path)
         return
     shutil.rmtree(path, ignore_errors=True)
+
+
+def main(*bodies):
+    """Runs each body(args, check, workdir) in a fresh temp dir, then reports and exits."""
+    args = parse_args()
+    check = Check()
+    for body in bodies:
+        work = tempdir()
+        try:
+            body(args, check, work)
+        finally:
+            cleanup(work)
+    check.done()

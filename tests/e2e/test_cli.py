@@ -7,7 +7,8 @@ import os
 import shutil
 import subprocess
 
-from harness import Check, cleanup, parse_args, tempdir
+import harness
+
 
 L1_LINE = ("[ERROR] AICPU(26533,aicpu_scheduler):2025-02-25-18:40:56.176.403 [silent_check_v3.cc:250]"
            "[ComputeL1Error][tid:26552]SilentCheckV3 ComputeL1Error:val = [nan], max = [nan]\n")
@@ -19,18 +20,6 @@ OS_EVENT = ("[EVENT] TDT(4717,tsdaemon):2023-10-31-16:41:39.406.087 [tsdaemon.cp
 
 def run(argv, **kw):
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, **kw)
-
-
-def main():
-    args = parse_args()
-    check = Check()
-    work = tempdir()
-    try:
-        cli(args, check, work)
-        install(args, check, work)
-    finally:
-        cleanup(work)
-    check.done()
 
 
 def cli(args, check, work):
@@ -123,4 +112,4 @@ def install(args, check, work):
 
 
 if __name__ == "__main__":
-    main()
+    harness.main(cli, install)

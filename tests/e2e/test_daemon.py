@@ -9,8 +9,8 @@ import os
 import stat
 import time
 
-from harness import (Check, Faultd, cleanup, free_port, metric_value, parse_args, scrape, tempdir,
-                     wait_for)
+import harness
+from harness import Faultd, free_port, metric_value, scrape, wait_for
 
 L1_LINE = ("[ERROR] AICPU(26533,aicpu_scheduler):2025-02-25-18:40:56.176.403 [silent_check_v3.cc:250]"
            "[ComputeL1Error][tid:26552]SilentCheckV3 ComputeL1Error:val = [nan], max = [nan], "
@@ -40,17 +40,6 @@ if [ -n "$release" ]; then
 fi
 echo "hook $FAULTD_ACTION done"
 """
-
-
-def main():
-    args = parse_args()
-    check = Check()
-    work = tempdir()
-    try:
-        run(args, check, work)
-    finally:
-        cleanup(work)
-    check.done()
 
 
 def runs(hooks_dir):
@@ -212,4 +201,4 @@ actions:
 
 
 if __name__ == "__main__":
-    main()
+    harness.main(run)

@@ -5,8 +5,8 @@ and counts a failure."""
 import os
 import signal
 
-from harness import (Check, Faultd, cleanup, free_port, metric_value, parse_args, scrape, tempdir,
-                     wait_for)
+import harness
+from harness import Faultd, free_port, metric_value, scrape, wait_for
 
 RULE_A = """rules:
   - id: test.alpha
@@ -19,17 +19,6 @@ RULE_B = """rules:
     match: { any: ["BETA FAULT"], regex: 'dev=(?P<device>\\d+)' }
     fault: { code: 8C084E00, level: SubHealthFault }
 """
-
-
-def main():
-    args = parse_args()
-    check = Check()
-    work = tempdir()
-    try:
-        run(args, check, work)
-    finally:
-        cleanup(work)
-    check.done()
 
 
 def run(args, check, work):
@@ -106,4 +95,4 @@ sources:
 
 
 if __name__ == "__main__":
-    main()
+    harness.main(run)
