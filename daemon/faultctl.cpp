@@ -48,7 +48,8 @@ void print_status(const nlohmann::json& r) {
             << str(r, "rules") << "  dry-run " << (r.value("dry_run", false) ? "yes" : "no")
             << "  hooks running " << str(r, "actions_in_flight") << "\n\n";
   std::cout << std::left << std::setw(12) << "DEVICE" << std::setw(10) << "STATE" << std::setw(26)
-            << "SINCE" << std::setw(22) << "LEVEL" << std::setw(10) << "CODE" << "REASON\n";
+            << "SINCE" << std::setw(22) << "LEVEL" << std::setw(10) << "CODE"
+            << "REASON\n";
   for (const auto& d : r["devices"]) {
     std::cout << std::setw(12) << str(d, "device") << std::setw(10) << str(d, "state")
               << std::setw(26) << str(d, "since") << std::setw(22) << str(d, "level")
@@ -57,18 +58,20 @@ void print_status(const nlohmann::json& r) {
   if (r["devices"].empty()) std::cout << "(no device has reported a fault)\n";
   std::cout << '\n'
             << std::setw(16) << "SOURCE" << std::setw(8) << "FILES" << std::setw(12) << "LINES"
-            << std::setw(14) << "BYTES" << std::setw(12) << "LAG" << "ERRORS\n";
+            << std::setw(14) << "BYTES" << std::setw(12) << "LAG"
+            << "ERRORS\n";
   for (const auto& s : r["sources"]) {
-    std::cout << std::setw(16) << str(s, "name") << std::setw(8) << str(s, "files")
-              << std::setw(12) << str(s, "lines") << std::setw(14) << str(s, "bytes")
-              << std::setw(12) << str(s, "lag_bytes") << str(s, "errors") << '\n';
+    std::cout << std::setw(16) << str(s, "name") << std::setw(8) << str(s, "files") << std::setw(12)
+              << str(s, "lines") << std::setw(14) << str(s, "bytes") << std::setw(12)
+              << str(s, "lag_bytes") << str(s, "errors") << '\n';
   }
 }
 
 void print_events(const nlohmann::json& r) {
   std::cout << std::left << std::setw(8) << "ID" << std::setw(26) << "TIME" << std::setw(10)
             << "DEVICE" << std::setw(22) << "LEVEL" << std::setw(10) << "CODE" << std::setw(34)
-            << "RULE" << "WHERE\n";
+            << "RULE"
+            << "WHERE\n";
   for (const auto& f : r["faults"]) {
     std::cout << std::setw(8) << str(f, "id") << std::setw(26) << str(f, "time") << std::setw(10)
               << (str(f, "device").empty() ? "-" : str(f, "device")) << std::setw(22)

@@ -19,7 +19,8 @@ constexpr int kExitConfig = 78;
 void usage(std::ostream& out) {
   out << "usage: faultd [--config PATH]                 run in the foreground\n"
          "       faultd --check-config [--config PATH]  validate config, rules and catalogues\n"
-         "       faultd --replay [--config PATH] FILE...  run the rules over files, print findings\n"
+         "       faultd --replay [--config PATH] FILE...  run the rules over files, print "
+         "findings\n"
          "       faultd --version\n";
 }
 

@@ -65,17 +65,17 @@ struct FileSourceConfig {
   std::string name;
   std::vector<std::string> paths;  // globs
   enum class StartAt { Beginning, End } start_at = StartAt::Beginning;
-  std::string path_fields;         // RE2 with named groups over the path; empty = none
+  std::string path_fields;  // RE2 with named groups over the path; empty = none
   size_t max_line_bytes = 64 * 1024;
-  size_t read_chunk_bytes = 1024 * 1024;  // one read(2) and one Chunk at most this big
+  size_t read_chunk_bytes = 1024 * 1024;        // one read(2) and one Chunk at most this big
   size_t max_bytes_per_poll = 8 * 1024 * 1024;  // fairness between files and sources
   Duration scan_interval = std::chrono::seconds(1);
 };
 
 // Where stored read positions come from (the store in production, a map in tests).
 // Called for each newly discovered file; the source verifies the fingerprint itself.
-using PositionLookup =
-    std::function<std::optional<ReadPosition>(const std::string& source, uint64_t dev, uint64_t ino)>;
+using PositionLookup = std::function<std::optional<ReadPosition>(const std::string& source,
+                                                                 uint64_t dev, uint64_t ino)>;
 
 class FileSource final : public Source {
  public:

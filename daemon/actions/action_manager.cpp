@@ -121,32 +121,32 @@ void ActionManager::launch(const ActionConfig& action, const Finding& fault, boo
   running_ids_.insert(rec.id);
   spdlog::info("running action {} for device {} fault {}{}", action.name, fault.device, fault.id,
                settings_.dry_run ? " (dry run)" : "");
-  runner_.run(action.hook, hook_input(action, fault),
-              [this, rec, fault](HookResult result) mutable {
-                running_ids_.erase(rec.id);
-                rec.attempts += result.attempts;
-                rec.exit_code = result.outcome == HookResult::Outcome::Exited ? result.exit_code : -1;
-                rec.output = result.output;
-                rec.finished = clock_.now();
-                switch (result.outcome) {
-                  case HookResult::Outcome::Exited:
-                    rec.status = result.exit_code == 0 ? ActionStatus::Success : ActionStatus::Failure;
-                    break;
-                  case HookResult::Outcome::TimedOut:
-                    rec.status = ActionStatus::Timeout;
-                    break;
-                  case HookResult::Outcome::Cancelled:
-                    // faultd is stopping: leave it Running so the next start re-runs it.
-                    save(rec);
-                    return;
-                  default:
-                    rec.status = ActionStatus::Failure;
-                    break;
-                }
-                if (!result.error.empty()) rec.detail = result.error;
-                save(rec);
-                finish(rec, &result, fault);
-              });
+  runner_.run(
+      action.hook, hook_input(action, fault), [this, rec, fault](HookResult result) mutable {
+        running_ids_.erase(rec.id);
+        rec.attempts += result.attempts;
+        rec.exit_code = result.outcome == HookResult::Outcome::Exited ? result.exit_code : -1;
+        rec.output = result.output;
+        rec.finished = clock_.now();
+        switch (result.outcome) {
+          case HookResult::Outcome::Exited:
+            rec.status = result.exit_code == 0 ? ActionStatus::Success : ActionStatus::Failure;
+            break;
+          case HookResult::Outcome::TimedOut:
+            rec.status = ActionStatus::Timeout;
+            break;
+          case HookResult::Outcome::Cancelled:
+            // faultd is stopping: leave it Running so the next start re-runs it.
+            save(rec);
+            return;
+          default:
+            rec.status = ActionStatus::Failure;
+            break;
+        }
+        if (!result.error.empty()) rec.detail = result.error;
+        save(rec);
+        finish(rec, &result, fault);
+      });
 }
 
 // The journal is the idempotence key; if it cannot be written (disk full), the hook outcome is

@@ -74,7 +74,7 @@ class ActionManager {
   OnFinished on_finished_;
   ActionSettings settings_;
   std::deque<TimePoint> isolation_starts_;
-  bool seeded_ = false;  // isolation_starts_ loaded from the journal
+  bool seeded_ = false;            // isolation_starts_ loaded from the journal
   std::set<int64_t> running_ids_;  // action journal ids with a hook under way
 };
 

@@ -4,11 +4,11 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 #include <csignal>
 #include <filesystem>
 #include <map>
-#include <spdlog/spdlog.h>
 
 #include "collectors/file/file_source.hpp"
 #include "daemon/actions/action_manager.hpp"
@@ -32,7 +32,8 @@ constexpr int kExitConfig = 78;
 
 StateMachine::WarnTable warn_table(const PolicyConfig& p) {
   StateMachine::WarnTable w{};
-  for (int i = 0; i < kFaultLevelCount; ++i) w[static_cast<size_t>(i)] = p.levels[static_cast<size_t>(i)].warn;
+  for (int i = 0; i < kFaultLevelCount; ++i)
+    w[static_cast<size_t>(i)] = p.levels[static_cast<size_t>(i)].warn;
   return w;
 }
 
@@ -91,8 +92,8 @@ class Daemon final : public ChunkSink {
   void apply_transitions(const std::vector<Transition>& transitions,
                          const std::vector<Finding>& causes);
   void on_action_finished(const ActionRecord& record, const HookResult* result);
-  std::optional<Transition> commit_transition(const std::function<std::optional<Transition>()>& change,
-                                              Finding* operator_fault);
+  std::optional<Transition> commit_transition(
+      const std::function<std::optional<Transition>()>& change, Finding* operator_fault);
 
   // Sources.
   void add_source(const FileSourceConfig& cfg);
@@ -127,7 +128,7 @@ class Daemon final : public ChunkSink {
   std::unique_ptr<ActionManager> actions_;
   std::unique_ptr<ControlServer> control_;
   std::vector<std::shared_ptr<SourceSlot>> slots_;
-  Source* polling_ = nullptr;  // the source whose chunk is being handled
+  Source* polling_ = nullptr;      // the source whose chunk is being handled
   std::vector<Finding> findings_;  // reused per chunk
   bool stopping_ = false;
 };
@@ -212,7 +213,9 @@ void Daemon::add_source(const FileSourceConfig& cfg) {
   if (slot->seen) effective.start_at = FileSourceConfig::StartAt::Beginning;
   Store* store = store_.get();
   slot->source = std::make_shared<FileSource>(
-      effective, [store](const std::string& source, uint64_t dev, uint64_t ino) -> std::optional<ReadPosition> {
+      effective,
+      [store](const std::string& source, uint64_t dev,
+              uint64_t ino) -> std::optional<ReadPosition> {
         try {
           return store->find_position(source, dev, ino);
         } catch (const StoreError& e) {
@@ -408,10 +411,12 @@ void Daemon::on_action_finished(const ActionRecord& record, const HookResult* re
     return;
   }
   try {
-    commit_transition([&] {
-      return machine_.isolate(record.device, "action isolate succeeded", record.fault_id,
-                              clock_.now());
-    }, nullptr);
+    commit_transition(
+        [&] {
+          return machine_.isolate(record.device, "action isolate succeeded", record.fault_id,
+                                  clock_.now());
+        },
+        nullptr);
   } catch (const StoreError& e) {
     metrics_.on_store_error();
     spdlog::error("device {}: isolated, but the state store failed: {}", record.device, e.what());
@@ -448,7 +453,8 @@ nlohmann::json Daemon::status() const {
   for (const auto& s : slots_) {
     auto& st = s->source->stats();
     uint64_t errors = 0;
-    for (int k = 0; k < kSourceErrorKindCount; ++k) errors += st.error_count(static_cast<SourceErrorKind>(k));
+    for (int k = 0; k < kSourceErrorKindCount; ++k)
+      errors += st.error_count(static_cast<SourceErrorKind>(k));
     sources.push_back({{"name", s->config.name},
                        {"files", st.files.load()},
                        {"lines", st.lines.load()},
@@ -508,8 +514,8 @@ nlohmann::json Daemon::operator_isolate(const nlohmann::json& r) {
   f.device = device;
   f.level = FaultLevel::ManuallySeparateNPU;
   f.time = clock_.now();
-  f.offset = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                       f.time.time_since_epoch()).count());
+  f.offset = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(f.time.time_since_epoch()).count());
   f.text = "operator: " + reason;
   auto t = commit_transition([&] { return machine_.isolate(device, f.text, f.id, f.time); }, &f);
   if (!t) return {{"ok", true}, {"changed", false}, {"state", "isolated"}};
@@ -524,8 +530,8 @@ nlohmann::json Daemon::operator_clear(const nlohmann::json& r) {
   const std::string reason = r.value("reason", "");
   if (!is_valid_device_id(device)) return {{"ok", false}, {"error", "invalid device id"}};
   if (reason.empty()) return {{"ok", false}, {"error", "a reason is required"}};
-  auto t = commit_transition([&] { return machine_.clear(device, "operator: " + reason, clock_.now()); },
-                             nullptr);
+  auto t = commit_transition(
+      [&] { return machine_.clear(device, "operator: " + reason, clock_.now()); }, nullptr);
   return {{"ok", true}, {"changed", t.has_value()}, {"state", "healthy"}};
 }
 
@@ -541,9 +547,10 @@ std::string Daemon::reload() {
     return errors.to_string();
   }
   for (const char* what : {"state_dir", "metrics.listen", "control.socket"}) {
-    const bool changed = (std::string(what) == "state_dir" && cfg->state_dir != config_.state_dir) ||
-                         (std::string(what) == "metrics.listen" && cfg->metrics_listen != config_.metrics_listen) ||
-                         (std::string(what) == "control.socket" && cfg->control_socket != config_.control_socket);
+    const bool changed =
+        (std::string(what) == "state_dir" && cfg->state_dir != config_.state_dir) ||
+        (std::string(what) == "metrics.listen" && cfg->metrics_listen != config_.metrics_listen) ||
+        (std::string(what) == "control.socket" && cfg->control_socket != config_.control_socket);
     if (changed) spdlog::warn("reload: a change of {} takes effect at the next restart", what);
   }
   cfg->state_dir = config_.state_dir;
@@ -555,8 +562,9 @@ std::string Daemon::reload() {
   std::vector<std::shared_ptr<SourceSlot>> kept;
   std::vector<FileSourceConfig> added;
   for (const auto& want : cfg->file_sources) {
-    auto it = std::find_if(slots_.begin(), slots_.end(),
-                           [&](const auto& s) { return !s->retired && same_source(s->config, want); });
+    auto it = std::find_if(slots_.begin(), slots_.end(), [&](const auto& s) {
+      return !s->retired && same_source(s->config, want);
+    });
     if (it != slots_.end()) {
       kept.push_back(*it);
       (*it)->retired = true;  // marks it as taken; restored below
@@ -578,8 +586,8 @@ std::string Daemon::reload() {
   publish_sources();
   metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
   metrics_.on_reload(true);
-  spdlog::info("reloaded: {} rule(s), {} source(s) ({} new)", config_.rules->size(),
-               slots_.size(), added.size());
+  spdlog::info("reloaded: {} rule(s), {} source(s) ({} new)", config_.rules->size(), slots_.size(),
+               added.size());
   sd_notify(0, "READY=1");
   return "";
 }

@@ -18,8 +18,6 @@ void setup_logging() {
   spdlog::set_default_logger(logger);
 }
 
-void set_log_level(const std::string& level) {
-  spdlog::set_level(spdlog::level::from_str(level));
-}
+void set_log_level(const std::string& level) { spdlog::set_level(spdlog::level::from_str(level)); }
 
 }  // namespace faultd

@@ -23,7 +23,9 @@ void line_col(const std::string& text, size_t byte, int& line, int& col) {
 
 // Most codes are 8 hex digits; the real catalogue also lists 9-digit ones (e.g. 200001002).
 bool is_hex_code(const std::string& s) {
-  return !s.empty() && s.size() <= 16 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() && s.size() <= 16 && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isxdigit(static_cast<unsigned char>(c));
+  });
 }
 
 }  // namespace
@@ -54,7 +56,8 @@ CodeLevels load_mindcluster_fault_codes(const std::string& path, ErrorList& erro
   for (const auto& [key, codes] : doc.items()) {
     const std::string suffix = "Codes";
     std::optional<FaultLevel> level;
-    if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (key.size() > suffix.size() &&
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) {
       level = parse_fault_level(key.substr(0, key.size() - suffix.size()));
     }
     if (!level) {
@@ -71,7 +74,8 @@ CodeLevels load_mindcluster_fault_codes(const std::string& path, ErrorList& erro
         errors.add(path, 0, 0, "\"" + key + "\" holds a malformed code " + c.dump());
         continue;
       }
-      std::transform(code.begin(), code.end(), code.begin(), [](unsigned char ch) { return std::toupper(ch); });
+      std::transform(code.begin(), code.end(), code.begin(),
+                     [](unsigned char ch) { return std::toupper(ch); });
       // A code listed twice keeps its most severe level: safer to over- than under-react.
       auto [it, inserted] = out.levels.emplace(code, *level);
       if (!inserted && more_severe(*level, it->second)) it->second = *level;

@@ -104,8 +104,8 @@ void Loader::load_main(const std::string& path) {
       }
     }
   }
-  if (auto c = r["catalogs"]; c.IsDefined() &&
-                              yaml::check_map(c, "catalogs", {"mindcluster_fault_codes"}, ctx)) {
+  if (auto c = r["catalogs"];
+      c.IsDefined() && yaml::check_map(c, "catalogs", {"mindcluster_fault_codes"}, ctx)) {
     if (auto v = yaml::get_string(c, "mindcluster_fault_codes", ctx)) {
       cfg.mindcluster_fault_codes = resolve(base_dir, *v);
     }
@@ -173,10 +173,9 @@ void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
 }
 
 void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const Ctx& ctx) {
-  yaml::check_map(n, "a file source",
-                  {"name", "type", "paths", "start_at", "path_fields", "max_line_bytes",
-                   "scan_interval"},
-                  ctx);
+  yaml::check_map(
+      n, "a file source",
+      {"name", "type", "paths", "start_at", "path_fields", "max_line_bytes", "scan_interval"}, ctx);
   if (auto paths = yaml::get_string_list(n, "paths", ctx)) {
     for (const auto& p : *paths) src.paths.push_back(resolve(base_dir, p));
   }
@@ -197,7 +196,8 @@ void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const C
     if (!re.ok()) {
       ctx.error(n["path_fields"], "invalid RE2 in path_fields: " + re.error());
     } else if (re.NamedCapturingGroups().empty()) {
-      ctx.error(n["path_fields"], "path_fields needs at least one named group, e.g. (?P<device>\\d+)");
+      ctx.error(n["path_fields"],
+                "path_fields needs at least one named group, e.g. (?P<device>\\d+)");
     }
     src.path_fields = *v;
   }
@@ -253,7 +253,8 @@ void Loader::load_actions(const YAML::Node& map, const Ctx& ctx) {
     while (!cur.empty()) {
       auto next = cfg.actions.find(cur);
       if (next == cfg.actions.end()) {
-        ctx.error(kv.second["after"], "action '" + name + "' runs after unknown action '" + cur + "'");
+        ctx.error(kv.second["after"],
+                  "action '" + name + "' runs after unknown action '" + cur + "'");
         break;
       }
       if (!seen.insert(cur).second) {

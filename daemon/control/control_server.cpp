@@ -6,9 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 #include <filesystem>
-#include <spdlog/spdlog.h>
 
 #include "daemon/control/protocol.hpp"
 #include "daemon/core/json.hpp"
@@ -105,7 +105,8 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
                        self->group);
           auto s = std::make_shared<Session>(std::move(sock), self);
           s->out = dump_json({{"ok", false}, {"error", "permission denied"}}) + "\n";
-          asio::async_write(s->sock, asio::buffer(s->out), [s](boost::system::error_code, size_t) {});
+          asio::async_write(s->sock, asio::buffer(s->out),
+                            [s](boost::system::error_code, size_t) {});
         }
       }
       self->accept();
@@ -144,8 +145,10 @@ void ControlServer::start() {
         spdlog::warn("control socket: cannot give {} to group {}", impl_->path, impl_->group);
       }
     } else {
-      spdlog::info("control socket: group '{}' does not exist; only root and the daemon's user "
-                   "may connect", impl_->group);
+      spdlog::info(
+          "control socket: group '{}' does not exist; only root and the daemon's user "
+          "may connect",
+          impl_->group);
     }
   }
   ::chmod(impl_->path.c_str(), 0660);

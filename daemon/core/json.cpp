@@ -4,11 +4,17 @@ namespace faultd {
 
 nlohmann::json to_json(const Finding& f) {
   nlohmann::json j = {
-      {"rule", f.rule},     {"source", f.source}, {"device", f.device},
-      {"level", std::string(to_string(f.level))},  {"code", f.code},
-      {"file", f.file},     {"line", f.line},     {"offset", f.offset},
+      {"rule", f.rule},
+      {"source", f.source},
+      {"device", f.device},
+      {"level", std::string(to_string(f.level))},
+      {"code", f.code},
+      {"file", f.file},
+      {"line", f.line},
+      {"offset", f.offset},
       // Log lines are not guaranteed UTF-8; replace invalid bytes instead of failing.
-      {"text", f.text},     {"time", format_time(f.time)},
+      {"text", f.text},
+      {"time", format_time(f.time)},
   };
   if (f.id != 0) j["id"] = f.id;
   return j;

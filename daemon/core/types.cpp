@@ -8,7 +8,7 @@ namespace faultd {
 namespace {
 
 constexpr std::array<std::string_view, kFaultLevelCount> kLevelNames = {
-    "NotHandleFault", "SubHealthFault", "RestartRequest", "RestartBusiness", "FreeRestartNPU",
+    "NotHandleFault", "SubHealthFault", "RestartRequest", "RestartBusiness",    "FreeRestartNPU",
     "RestartNPU",     "PreSeparateNPU", "SeparateNPU",    "ManuallySeparateNPU"};
 constexpr std::array<std::string_view, kDeviceStateCount> kStateNames = {"healthy", "warning",
                                                                          "isolated"};
@@ -62,12 +62,18 @@ std::optional<Duration> parse_duration(std::string_view text) {
     while (i < text.size() && ((text[i] >= 'a' && text[i] <= 'z'))) ++i;
     std::string_view unit = text.substr(unit_start, i - unit_start);
     const auto v = static_cast<int64_t>(value);
-    if (unit == "ms") total += milliseconds(v);
-    else if (unit == "s") total += seconds(v);
-    else if (unit == "m") total += minutes(v);
-    else if (unit == "h") total += hours(v);
-    else if (unit == "us") total += microseconds(v);
-    else return std::nullopt;
+    if (unit == "ms")
+      total += milliseconds(v);
+    else if (unit == "s")
+      total += seconds(v);
+    else if (unit == "m")
+      total += minutes(v);
+    else if (unit == "h")
+      total += hours(v);
+    else if (unit == "us")
+      total += microseconds(v);
+    else
+      return std::nullopt;
   }
   return total;
 }

@@ -37,7 +37,9 @@ inline constexpr int kFaultLevelCount = 9;
 
 std::string_view to_string(FaultLevel level);
 std::optional<FaultLevel> parse_fault_level(std::string_view text);
-inline bool more_severe(FaultLevel a, FaultLevel b) { return static_cast<int>(a) > static_cast<int>(b); }
+inline bool more_severe(FaultLevel a, FaultLevel b) {
+  return static_cast<int>(a) > static_cast<int>(b);
+}
 
 enum class DeviceState { Healthy, Warning, Isolated };
 inline constexpr int kDeviceStateCount = 3;
@@ -73,18 +75,18 @@ using Fields = std::vector<std::pair<std::string, std::string>>;
 // ending in '\n' except a partial last line flushed on rotation or deletion. Valid only during
 // the sink call.
 struct Chunk {
-  std::string_view source;     // source name
-  std::string_view path;       // path the bytes were read from
+  std::string_view source;  // source name
+  std::string_view path;    // path the bytes were read from
   FileIdentity identity;
-  uint64_t start_offset = 0;   // file offset of data[0]
+  uint64_t start_offset = 0;  // file offset of data[0]
   // Where the source resumes after this chunk. Usually start_offset + data.size(); larger when
   // an over-long line was truncated (the dropped bytes are consumed, not handed on).
   uint64_t end_offset = 0;
-  uint64_t first_line = 1;     // 1-based line number of the first line in data
-  uint64_t end_line = 0;       // lines consumed once this chunk is committed
+  uint64_t first_line = 1;  // 1-based line number of the first line in data
+  uint64_t end_line = 0;    // lines consumed once this chunk is committed
   std::string_view data;
   const Fields* path_fields = nullptr;  // captures of the source's path_fields over the path
-  TimePoint noticed{};                   // when the source noticed the input (detection latency)
+  TimePoint noticed{};                  // when the source noticed the input (detection latency)
 };
 
 // One matched rule on one line. Text is capped (kMaxEvidenceBytes) and never a metric label.
@@ -93,15 +95,15 @@ struct Finding {
   std::string source;
   std::string device;  // empty when unknown; validated by is_valid_device_id otherwise
   FaultLevel level = FaultLevel::NotHandleFault;
-  std::string code;    // e.g. 80818C00; empty when none
+  std::string code;  // e.g. 80818C00; empty when none
   std::string file;
-  uint64_t line = 0;   // 1-based
-  uint64_t offset = 0; // file offset of the line start
+  uint64_t line = 0;    // 1-based
+  uint64_t offset = 0;  // file offset of the line start
   FileIdentity identity;
   std::string text;
   TimePoint time{};
   TimePoint noticed{};
-  int64_t id = 0;      // fault journal id, set once committed
+  int64_t id = 0;  // fault journal id, set once committed
 };
 inline constexpr size_t kMaxEvidenceBytes = 4096;
 
@@ -111,8 +113,8 @@ struct Transition {
   std::string device;
   DeviceState from = DeviceState::Healthy;
   DeviceState to = DeviceState::Healthy;
-  std::string reason;   // rule id, "operator: ...", "action isolate succeeded", ...
-  int64_t fault_id = 0; // the finding that caused it, 0 for operator actions
+  std::string reason;    // rule id, "operator: ...", "action isolate succeeded", ...
+  int64_t fault_id = 0;  // the finding that caused it, 0 for operator actions
   FaultLevel level = FaultLevel::NotHandleFault;
   std::string rule;
   std::string code;

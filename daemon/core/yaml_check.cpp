@@ -42,11 +42,16 @@ std::optional<YAML::Node> load_file(const std::string& path, const Ctx& ctx) {
 namespace {
 std::string type_name(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Null: return "null";
-    default: return "undefined";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Null:
+      return "null";
+    default:
+      return "undefined";
   }
 }
 }  // namespace
@@ -64,8 +69,8 @@ bool check_map(const YAML::Node& map, std::string_view what,
     if (!known) {
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      ctx.error(kv.first, "unknown key '" + key + "' in " + std::string(what) + " (allowed: " +
-                              list + ")");
+      ctx.error(kv.first,
+                "unknown key '" + key + "' in " + std::string(what) + " (allowed: " + list + ")");
     }
   }
   return true;
@@ -98,8 +103,8 @@ std::optional<bool> get_bool(const YAML::Node& map, const char* key, const Ctx& 
   return std::nullopt;
 }
 
-std::optional<int64_t> get_int(const YAML::Node& map, const char* key, const Ctx& ctx,
-                               int64_t min, int64_t max) {
+std::optional<int64_t> get_int(const YAML::Node& map, const char* key, const Ctx& ctx, int64_t min,
+                               int64_t max) {
   const YAML::Node n = map[key];
   if (!n.IsDefined() || n.IsNull()) return std::nullopt;
   if (n.IsScalar()) {

@@ -36,13 +36,12 @@ bool check_map(const YAML::Node& map, std::string_view what,
 // Typed getters: absent → nullopt without error; present but wrong → error and nullopt.
 std::optional<std::string> get_string(const YAML::Node& map, const char* key, const Ctx& ctx);
 std::optional<bool> get_bool(const YAML::Node& map, const char* key, const Ctx& ctx);
-std::optional<int64_t> get_int(const YAML::Node& map, const char* key, const Ctx& ctx,
-                               int64_t min, int64_t max);
+std::optional<int64_t> get_int(const YAML::Node& map, const char* key, const Ctx& ctx, int64_t min,
+                               int64_t max);
 std::optional<Duration> get_duration(const YAML::Node& map, const char* key, const Ctx& ctx);
 // A string or a list of strings.
 std::optional<std::vector<std::string>> get_string_list(const YAML::Node& map, const char* key,
                                                         const Ctx& ctx);
-std::optional<std::string> as_string(const YAML::Node& node, std::string_view what,
-                                     const Ctx& ctx);
+std::optional<std::string> as_string(const YAML::Node& node, std::string_view what, const Ctx& ctx);
 
 }  // namespace faultd::yaml

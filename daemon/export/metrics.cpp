@@ -93,30 +93,35 @@ class Metrics::SourceHealth final : public pm::Collectable {
                          "Read, parse and command errors per source and kind.", T::Counter);
     auto rotations = family("faultd_source_rotations_total",
                             "File rotations followed per source and kind.", T::Counter);
-    auto lag = family("faultd_source_lag_bytes", "Bytes written but not yet read per source.",
-                      T::Gauge);
+    auto lag =
+        family("faultd_source_lag_bytes", "Bytes written but not yet read per source.", T::Gauge);
     auto files = family("faultd_source_files", "Files currently followed per source.", T::Gauge);
     std::lock_guard lock(mu_);
     for (const auto& src : sources_) {
       const std::string& n = src->name();
       SourceStats& s = src->stats();
-      lines.metric.push_back(sample({{"source", n}}, static_cast<double>(s.lines.load()), T::Counter));
-      bytes.metric.push_back(sample({{"source", n}}, static_cast<double>(s.bytes.load()), T::Counter));
+      lines.metric.push_back(
+          sample({{"source", n}}, static_cast<double>(s.lines.load()), T::Counter));
+      bytes.metric.push_back(
+          sample({{"source", n}}, static_cast<double>(s.bytes.load()), T::Counter));
       for (int k = 0; k < kSourceErrorKindCount; ++k) {
         const auto kind = static_cast<SourceErrorKind>(k);
         errors.metric.push_back(sample({{"kind", std::string(to_string(kind))}, {"source", n}},
                                        static_cast<double>(s.error_count(kind)), T::Counter));
       }
       rotations.metric.push_back(sample({{"kind", "rename"}, {"source", n}},
-                                        static_cast<double>(s.rotations_rename.load()), T::Counter));
+                                        static_cast<double>(s.rotations_rename.load()),
+                                        T::Counter));
       rotations.metric.push_back(sample({{"kind", "truncate"}, {"source", n}},
                                         static_cast<double>(s.rotations_truncate.load()),
                                         T::Counter));
-      lag.metric.push_back(sample({{"source", n}}, static_cast<double>(s.lag_bytes.load()), T::Gauge));
-      files.metric.push_back(sample({{"source", n}}, static_cast<double>(s.files.load()), T::Gauge));
+      lag.metric.push_back(
+          sample({{"source", n}}, static_cast<double>(s.lag_bytes.load()), T::Gauge));
+      files.metric.push_back(
+          sample({{"source", n}}, static_cast<double>(s.files.load()), T::Gauge));
     }
-    return {std::move(lines), std::move(bytes), std::move(errors), std::move(rotations),
-            std::move(lag), std::move(files)};
+    return {std::move(lines),     std::move(bytes), std::move(errors),
+            std::move(rotations), std::move(lag),   std::move(files)};
   }
 
  private:
@@ -158,8 +163,8 @@ Metrics::Metrics()
            .Name("faultd_detection_latency_seconds")
            .Help("From a source noticing new input to the finding being committed.")
            .Register(r)
-           .Add({}, pm::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                    0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
+           .Add({}, pm::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                    0.1, 0.25, 0.5, 1, 2.5, 5, 10});
   rules_loaded_ =
       &pm::BuildGauge().Name("faultd_rules_loaded").Help("Rules in force.").Register(r).Add({});
   store_errors_ = &pm::BuildCounter()
@@ -191,13 +196,16 @@ void Metrics::on_rules(const std::vector<std::string>& rule_ids, const std::stri
   for (const auto& id : rule_ids) rule_matches_->Add({{"rule", id}});
   rules_loaded_->Set(static_cast<double>(rule_ids.size()));
   if (build_info_current_ != nullptr) build_info_->Remove(build_info_current_);
-  build_info_current_ = &build_info_->Add({{"version", FAULTD_VERSION}, {"ruleset_sha256", sha256}});
+  build_info_current_ =
+      &build_info_->Add({{"version", FAULTD_VERSION}, {"ruleset_sha256", sha256}});
   build_info_current_->Set(1);
 }
 
 void Metrics::on_finding(const Finding& f, TimePoint committed) {
-  faults_->Add({{"device", f.device}, {"level", std::string(to_string(f.level))},
-                {"code", code_label(f.code)}})
+  faults_
+      ->Add({{"device", f.device},
+             {"level", std::string(to_string(f.level))},
+             {"code", code_label(f.code)}})
       .Increment();
   rule_matches_->Add({{"rule", f.rule}}).Increment();
   if (f.noticed != TimePoint{}) {
@@ -226,7 +234,9 @@ void Metrics::on_action(const std::string& action, ActionStatus status, Duration
   }
 }
 
-void Metrics::on_reload(bool ok) { reloads_->Add({{"result", ok ? "success" : "failure"}}).Increment(); }
+void Metrics::on_reload(bool ok) {
+  reloads_->Add({{"result", ok ? "success" : "failure"}}).Increment();
+}
 
 void Metrics::on_store_error() { store_errors_->Increment(); }
 

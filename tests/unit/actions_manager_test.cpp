@@ -24,8 +24,9 @@ struct Harness {
   Store store{dir.file("state.db")};
   HookRunner runner{io};
   std::vector<ActionRecord> finished;
-  ActionManager actions{runner, store, clock,
-                        [this](const ActionRecord& r, const HookResult*) { finished.push_back(r); }};
+  ActionManager actions{runner, store, clock, [this](const ActionRecord& r, const HookResult*) {
+                          finished.push_back(r);
+                        }};
   std::string log = dir.file("hooks.log");
 
   ActionConfig hook(const std::string& name, int exit_code = 0, std::string after = "") {
@@ -84,7 +85,8 @@ struct Harness {
 
 TEST_CASE("isolate runs, then the actions that run after it", "[actions]") {
   Harness h;
-  h.configure({h.hook("isolate"), h.hook("resume", 0, "isolate"), h.hook("diagnose", 0, "isolate")});
+  h.configure(
+      {h.hook("isolate"), h.hook("resume", 0, "isolate"), h.hook("diagnose", 0, "isolate")});
   const Finding f = h.fault("3", 1);
   h.actions.start({"isolate"}, f, false);
   h.settle();

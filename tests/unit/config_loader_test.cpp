@@ -128,16 +128,17 @@ include: ["missing.yaml"]
   CHECK_THAT(errors, Catch::Contains(f + ":8:22: unknown source type 'journal'"));
   CHECK_THAT(errors, Catch::Contains("runs after unknown action 'isolat'"));
   CHECK_THAT(errors, Catch::Contains("is part of an 'after' cycle"));
-  CHECK_THAT(errors, Catch::Contains(f + ":15:45: level SeparateNPU names unknown action 'isolate'"));
+  CHECK_THAT(errors,
+             Catch::Contains(f + ":15:45: level SeparateNPU names unknown action 'isolate'"));
   CHECK_THAT(errors, Catch::Contains(f + ":16:5: unknown fault level 'Bogus'"));
   CHECK_THAT(errors, Catch::Contains("included rule file '" + dir.file("missing.yaml") +
                                      "' does not exist"));
 }
 
-TEST_CASE("YAML syntax errors and rule errors in included files name their own file",
-          "[config]") {
+TEST_CASE("YAML syntax errors and rule errors in included files name their own file", "[config]") {
   TempDir dir;
-  dir.write("rules.d/bad.yaml", "rules:\n  - id: x\n    match: { any: [\"a\"] }\n    fault: { level: Sometimes }\n");
+  dir.write("rules.d/bad.yaml",
+            "rules:\n  - id: x\n    match: { any: [\"a\"] }\n    fault: { level: Sometimes }\n");
   dir.write("rules.d/broken.yaml", "rules: [\n");
   std::string errors;
   auto cfg = load(dir, "include: [\"rules.d/*.yaml\"]\n", errors);
@@ -193,8 +194,8 @@ rules:
   CHECK(out[0].level == FaultLevel::SeparateNPU);
 
   dir.write("faultCode.json", "{\"SeparateNPUCodes\": [\"80818C00\",\n  ]}");
-  CHECK_FALSE(load(dir, "include: []\ncatalogs: { mindcluster_fault_codes: faultCode.json }\n",
-                   errors));
+  CHECK_FALSE(
+      load(dir, "include: []\ncatalogs: { mindcluster_fault_codes: faultCode.json }\n", errors));
   CHECK_THAT(errors, Catch::Contains(dir.file("faultCode.json") + ":2:"));
 }
 

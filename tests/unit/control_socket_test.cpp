@@ -34,7 +34,10 @@ struct Server {
     });
   }
   ~Server() {
-    boost::asio::post(io, [this] { server.stop(); io.stop(); });
+    boost::asio::post(io, [this] {
+      server.stop();
+      io.stop();
+    });
     thread.join();
   }
 };

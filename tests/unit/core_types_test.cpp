@@ -55,8 +55,9 @@ TEST_CASE("config errors render as file:line:column: message", "[core]") {
   ErrorList errors;
   errors.add("/etc/faultd/faultd.yaml", 3, 7, "unknown key 'sorces'");
   errors.add("/etc/faultd/x.yaml", 0, 0, "cannot read file");
-  CHECK(errors.to_string() ==
-        "/etc/faultd/faultd.yaml:3:7: unknown key 'sorces'\n/etc/faultd/x.yaml: cannot read file\n");
+  CHECK(
+      errors.to_string() ==
+      "/etc/faultd/faultd.yaml:3:7: unknown key 'sorces'\n/etc/faultd/x.yaml: cannot read file\n");
 }
 
 TEST_CASE("times format as RFC 3339 UTC with milliseconds", "[core]") {

@@ -82,8 +82,9 @@ TEST_CASE("findings count by device, level and code; latency is observed", "[exp
   f.code = "bad code\"}";
   m.on_finding(f, TimePoint{1s} + 3ms);
   const auto text = m.render();
-  CHECK_THAT(text, Catch::Contains(
-                       "faultd_faults_total{code=\"80818C00\",device=\"1\",level=\"SeparateNPU\"} 1"));
+  CHECK_THAT(text,
+             Catch::Contains(
+                 "faultd_faults_total{code=\"80818C00\",device=\"1\",level=\"SeparateNPU\"} 1"));
   CHECK_THAT(text, Catch::Contains("code=\"invalid\""));  // log text never becomes a label
   CHECK_THAT(text, Catch::Contains("faultd_detection_latency_seconds_count 2"));
   CHECK_THAT(text, Catch::Contains("faultd_detection_latency_seconds_bucket{le=\"0.005\"} 2"));
@@ -99,8 +100,10 @@ TEST_CASE("source health is read from the sources at scrape time", "[export]") {
   src->stats().count_error(SourceErrorKind::LongLine);
   const auto text = m.render();
   CHECK_THAT(text, Catch::Contains("faultd_source_lines_total{source=\"plog\"} 42"));
-  CHECK_THAT(text, Catch::Contains("faultd_source_rotations_total{kind=\"truncate\",source=\"plog\"} 2"));
-  CHECK_THAT(text, Catch::Contains("faultd_source_errors_total{kind=\"long_line\",source=\"plog\"} 1"));
+  CHECK_THAT(text,
+             Catch::Contains("faultd_source_rotations_total{kind=\"truncate\",source=\"plog\"} 2"));
+  CHECK_THAT(text,
+             Catch::Contains("faultd_source_errors_total{kind=\"long_line\",source=\"plog\"} 1"));
   CHECK_THAT(text, Catch::Contains("faultd_source_errors_total{kind=\"read\",source=\"plog\"} 0"));
 }
 
@@ -110,8 +113,10 @@ TEST_CASE("action results are counted and timed", "[export]") {
   m.on_action("isolate", ActionStatus::Skipped, 0s);
   m.on_action("resume", ActionStatus::Timeout, 120s);
   const auto text = m.render();
-  CHECK_THAT(text, Catch::Contains("faultd_actions_total{action=\"isolate\",result=\"success\"} 1"));
-  CHECK_THAT(text, Catch::Contains("faultd_actions_total{action=\"isolate\",result=\"skipped\"} 1"));
+  CHECK_THAT(text,
+             Catch::Contains("faultd_actions_total{action=\"isolate\",result=\"success\"} 1"));
+  CHECK_THAT(text,
+             Catch::Contains("faultd_actions_total{action=\"isolate\",result=\"skipped\"} 1"));
   CHECK_THAT(text, Catch::Contains("faultd_actions_total{action=\"resume\",result=\"timeout\"} 1"));
   CHECK_THAT(text, Catch::Contains("faultd_action_duration_seconds_count{action=\"isolate\"} 1"));
 }
