@@ -37,6 +37,12 @@ StateMachine::WarnTable warn_table(const PolicyConfig& p) {
   return w;
 }
 
+std::vector<std::string> action_names(const Config& c) {
+  std::vector<std::string> names;
+  for (const auto& [name, a] : c.actions) names.push_back(name);
+  return names;
+}
+
 ActionSettings action_settings(const Config& c) {
   ActionSettings s;
   s.node = c.node;
@@ -168,6 +174,7 @@ bool Daemon::open_store() {
 
 bool Daemon::start_metrics() {
   metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
+  metrics_.on_actions_configured(action_names(config_));
   if (config_.metrics_listen.empty()) return true;
   try {
     metrics_.serve(config_.metrics_listen);
@@ -546,13 +553,12 @@ std::string Daemon::reload() {
     sd_notify(0, "READY=1");
     return errors.to_string();
   }
-  for (const char* what : {"state_dir", "metrics.listen", "control.socket"}) {
-    const bool changed =
-        (std::string(what) == "state_dir" && cfg->state_dir != config_.state_dir) ||
-        (std::string(what) == "metrics.listen" && cfg->metrics_listen != config_.metrics_listen) ||
-        (std::string(what) == "control.socket" && cfg->control_socket != config_.control_socket);
+  auto needs_restart = [](const char* what, bool changed) {
     if (changed) spdlog::warn("reload: a change of {} takes effect at the next restart", what);
-  }
+  };
+  needs_restart("state_dir", cfg->state_dir != config_.state_dir);
+  needs_restart("metrics.listen", cfg->metrics_listen != config_.metrics_listen);
+  needs_restart("control.socket", cfg->control_socket != config_.control_socket);
   cfg->state_dir = config_.state_dir;
   cfg->metrics_listen = config_.metrics_listen;
   cfg->control_socket = config_.control_socket;
@@ -562,12 +568,10 @@ std::string Daemon::reload() {
   std::vector<std::shared_ptr<SourceSlot>> kept;
   std::vector<FileSourceConfig> added;
   for (const auto& want : cfg->file_sources) {
-    auto it = std::find_if(slots_.begin(), slots_.end(), [&](const auto& s) {
-      return !s->retired && same_source(s->config, want);
-    });
-    if (it != slots_.end()) {
+    auto it = std::find_if(slots_.begin(), slots_.end(),
+                           [&](const auto& s) { return s->config.name == want.name; });
+    if (it != slots_.end() && same_source((*it)->config, want)) {
       kept.push_back(*it);
-      (*it)->retired = true;  // marks it as taken; restored below
     } else {
       added.push_back(want);
     }
@@ -575,8 +579,7 @@ std::string Daemon::reload() {
   for (const auto& s : slots_) {
     if (std::find(kept.begin(), kept.end(), s) == kept.end()) retire(s);
   }
-  for (const auto& s : kept) s->retired = false;
-  slots_ = kept;
+  slots_ = std::move(kept);
   config_ = std::move(*cfg);
   set_log_level(config_.log_level);
   for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
@@ -585,6 +588,7 @@ std::string Daemon::reload() {
   for (const auto& a : added) add_source(a);
   publish_sources();
   metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
+  metrics_.on_actions_configured(action_names(config_));
   metrics_.on_reload(true);
   spdlog::info("reloaded: {} rule(s), {} source(s) ({} new)", config_.rules->size(), slots_.size(),
                added.size());

@@ -219,6 +219,14 @@ void Metrics::on_device_states(const std::map<std::string, DeviceRecord>& device
   device_states_->set(std::move(states));
 }
 
+void Metrics::on_actions_configured(const std::vector<std::string>& actions) {
+  for (const auto& a : actions) {
+    for (const char* result : {"success", "failure", "timeout", "skipped"}) {
+      actions_->Add({{"action", a}, {"result", result}});
+    }
+  }
+}
+
 void Metrics::on_action(const std::string& action, ActionStatus status, Duration took) {
   std::string result(to_string(status));
   if (status != ActionStatus::Success && status != ActionStatus::Timeout &&

@@ -45,6 +45,8 @@ class Metrics {
   void on_rules(const std::vector<std::string>& rule_ids, const std::string& ruleset_sha256);
   void on_finding(const Finding& f, TimePoint committed);
   void on_device_states(const std::map<std::string, DeviceRecord>& devices);
+  // The configured actions: their result counters are created at 0.
+  void on_actions_configured(const std::vector<std::string>& actions);
   void on_action(const std::string& action, ActionStatus status, Duration took);
   void on_reload(bool ok);
   void on_store_error();

@@ -8,7 +8,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from harness import Faultd, cleanup, free_port, metric_value, scrape, tempdir  # noqa: E402
+from harness import Faultd, cleanup, free_port, metric_value, scrape, stop_all, tempdir  # noqa: E402
 
 import argparse  # noqa: E402
 
@@ -59,6 +59,7 @@ sources: [{{ name: plog, paths: ["{work}/logs/plog-*.log"] }}]
         print("faultd's own noticed-to-committed latency: mean %.3f ms over %d findings"
               % (total / count * 1000, count))
     finally:
+        stop_all()
         cleanup(work)
 
 

@@ -61,6 +61,9 @@ class Check:
         sys.exit(1 if self.failures else 0)
 
 
+_running = []  # every faultd a test started, stopped at the end even when the test failed
+
+
 class Faultd:
     def __init__(self, args, workdir, config_text):
         args.faultd = os.path.abspath(args.faultd)
@@ -79,6 +82,7 @@ class Faultd:
         env.pop("NOTIFY_SOCKET", None)
         self.proc = subprocess.Popen([self.args.faultd, "--config", self.config], stdout=self.log,
                                      stderr=subprocess.STDOUT, env=env, cwd=self.dir)
+        _running.append(self.proc)
         wait_for("faultd to answer on its control socket",
                  lambda: self.proc.poll() is not None or self.ctl("status").returncode == 0)
         if self.proc.poll() is not None:
@@ -144,6 +148,14 @@ def cleanup(path):
     shutil.rmtree(path, ignore_errors=True)
 
 
+def stop_all():
+    """Kills every faultd still running (a failed test must not leave daemons behind)."""
+    for proc in _running:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def main(*bodies):
     """Runs each body(args, check, workdir) in a fresh temp dir, then reports and exits."""
     args = parse_args()
@@ -153,5 +165,6 @@ def main(*bodies):
         try:
             body(args, check, work)
         finally:
+            stop_all()
             cleanup(work)
     check.done()

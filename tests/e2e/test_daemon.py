@@ -115,6 +115,8 @@ actions:
     check(metric_value(text, "faultd_rule_matches_total",
                        {"rule": "ascend.asd.silent-check-l2"}) == 0.0,
           "rules that did not match are exported at 0")
+    check(metric_value(text, "faultd_actions_total", {"action": "resume", "result": "timeout"}) == 0.0,
+          "configured actions' results are exported at 0")
     # The source counts a chunk once its commit returned, a moment after the state changed.
     lines = lambda: metric_value(scrape(port), "faultd_source_lines_total", {"source": "device-log"})
     wait_for("device-log to count exactly the 4 new lines", lambda: lines() == 4.0, timeout=5)

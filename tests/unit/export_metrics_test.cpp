@@ -109,6 +109,9 @@ TEST_CASE("source health is read from the sources at scrape time", "[export]") {
 
 TEST_CASE("action results are counted and timed", "[export]") {
   Metrics m;
+  m.on_actions_configured({"isolate", "resume"});
+  CHECK_THAT(m.render(),
+             Catch::Contains("faultd_actions_total{action=\"resume\",result=\"failure\"} 0"));
   m.on_action("isolate", ActionStatus::Success, 2s);
   m.on_action("isolate", ActionStatus::Skipped, 0s);
   m.on_action("resume", ActionStatus::Timeout, 120s);
