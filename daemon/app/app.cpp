@@ -110,6 +110,7 @@ class Daemon final : public ChunkSink {
   void retire(const std::shared_ptr<SourceSlot>& slot);
   void publish_sources();
   void save_positions();
+  void publish_budget();
 
   // Control.
   nlohmann::json handle(const nlohmann::json& request);
@@ -307,6 +308,10 @@ void Daemon::publish_sources() {
   metrics_.set_sources(std::move(sources));
 }
 
+void Daemon::publish_budget() {
+  metrics_.on_isolation_budget(config_.policy.max_isolations - actions_->isolations_in_window());
+}
+
 void Daemon::save_positions() {
   std::vector<ReadPosition> all;
   for (const auto& s : slots_) {
@@ -388,6 +393,7 @@ void Daemon::apply_transitions(const std::vector<Transition>& transitions,
       }
     }
   }
+  publish_budget();
 }
 
 std::optional<Transition> Daemon::commit_transition(
@@ -413,6 +419,7 @@ std::optional<Transition> Daemon::commit_transition(
 void Daemon::on_action_finished(const ActionRecord& record, const HookResult* result) {
   const Duration took = result != nullptr ? result->elapsed : Duration{0};
   metrics_.on_action(record.action, record.status, took);
+  publish_budget();
   if (record.action != kIsolateAction || record.status != ActionStatus::Success ||
       config_.policy.dry_run) {
     return;
@@ -585,6 +592,7 @@ std::string Daemon::reload() {
   for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
   machine_.set_policy(warn_table(config_.policy));
   actions_->configure(action_settings(config_));
+  publish_budget();
   for (const auto& a : added) add_source(a);
   publish_sources();
   metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
@@ -614,6 +622,7 @@ void Daemon::start_timers() {
   save_timer_.async_wait([this](boost::system::error_code ec) {
     if (ec || stopping_) return;
     save_positions();
+    publish_budget();  // the window slides: the budget comes back without any event
     start_timers();
   });
 }
@@ -642,6 +651,7 @@ int Daemon::run() {
       *runner_, *store_, clock_,
       [this](const ActionRecord& r, const HookResult* res) { on_action_finished(r, res); });
   actions_->configure(action_settings(config_));
+  publish_budget();
   if (!start_metrics() || !start_control()) return 1;
   start_sources();
   start_signals();

@@ -173,6 +173,17 @@ Metrics::Metrics()
                        .Register(r)
                        .Add({});
   for (const char* result : {"success", "failure"}) reloads_->Add({{"result", result}});
+  budget_remaining_ = &pm::BuildGauge()
+                           .Name("faultd_isolation_budget_remaining")
+                           .Help("Automatic isolations still allowed in the current window.")
+                           .Register(r)
+                           .Add({});
+  budget_exhausted_ =
+      &pm::BuildGauge()
+           .Name("faultd_isolation_budget_exhausted")
+           .Help("1 while the blast-radius limit blocks automatic isolations, else 0.")
+           .Register(r)
+           .Add({});
 }
 
 Metrics::~Metrics() = default;
@@ -244,6 +255,11 @@ void Metrics::on_action(const std::string& action, ActionStatus status, Duration
 
 void Metrics::on_reload(bool ok) {
   reloads_->Add({{"result", ok ? "success" : "failure"}}).Increment();
+}
+
+void Metrics::on_isolation_budget(int remaining) {
+  budget_remaining_->Set(remaining > 0 ? remaining : 0);
+  budget_exhausted_->Set(remaining > 0 ? 0 : 1);
 }
 
 void Metrics::on_store_error() { store_errors_->Increment(); }

@@ -49,6 +49,8 @@ class Metrics {
   void on_actions_configured(const std::vector<std::string>& actions);
   void on_action(const std::string& action, ActionStatus status, Duration took);
   void on_reload(bool ok);
+  // Automatic isolations left in the current window (the blast-radius budget).
+  void on_isolation_budget(int remaining);
   void on_store_error();
   void set_sources(std::vector<std::shared_ptr<Source>> sources);
 
@@ -74,6 +76,8 @@ class Metrics {
   prometheus::Gauge* rules_loaded_ = nullptr;
   prometheus::Counter* store_errors_ = nullptr;
   prometheus::Gauge* build_info_current_ = nullptr;
+  prometheus::Gauge* budget_remaining_ = nullptr;
+  prometheus::Gauge* budget_exhausted_ = nullptr;
 };
 
 // A code as a label value: known-safe characters only, else "invalid" (never log text).

@@ -185,6 +185,11 @@ actions:
     # Device 5's isolate hook now waits for the release file, which exists: it completes.
     wait_for("device 5 isolated", lambda: metric_value(scrape(port), "faultd_device_state",
                                                        {"device": "5", "state": "isolated"}) == 1.0)
+    # Two automatic isolations within the hour use up the default budget of 2.
+    wait_for("the isolation budget to be used up",
+             lambda: metric_value(scrape(port), "faultd_isolation_budget_exhausted", {}) == 1.0)
+    check(metric_value(scrape(port), "faultd_isolation_budget_remaining", {}) == 0.0,
+          "no isolation budget left after two isolations")
     three = [r for r in runs(hooks_out) if r.endswith("-3")]
     check(len(three) == 2, "device 3's hooks did not run again after the restart (%s)" % three)
 

@@ -138,3 +138,15 @@ TEST_CASE("metrics are served over HTTP on a port chosen at bind time", "[export
   CHECK_THAT(body, Catch::Contains("faultd_device_state{device=\"0\",state=\"healthy\"} 1"));
   CHECK_THROWS(Metrics().serve("127.0.0.1:" + std::to_string(ports[0])));
 }
+
+TEST_CASE("the isolation budget is exported as remaining and exhausted", "[export]") {
+  Metrics m;
+  m.on_isolation_budget(2);
+  CHECK_THAT(m.render(), Catch::Contains("faultd_isolation_budget_remaining 2"));
+  CHECK_THAT(m.render(), Catch::Contains("faultd_isolation_budget_exhausted 0"));
+  m.on_isolation_budget(0);
+  CHECK_THAT(m.render(), Catch::Contains("faultd_isolation_budget_remaining 0"));
+  CHECK_THAT(m.render(), Catch::Contains("faultd_isolation_budget_exhausted 1"));
+  m.on_isolation_budget(-1);  // a lowered limit below what was already used
+  CHECK_THAT(m.render(), Catch::Contains("faultd_isolation_budget_remaining 0"));
+}
