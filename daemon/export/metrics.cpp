@@ -38,6 +38,10 @@ pm::ClientMetric sample(std::vector<pm::ClientMetric::Label> labels, double valu
 
 double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
+// Hooks run from milliseconds (a label) to half an hour (a stress diagnosis).
+const pm::Histogram::BucketBoundaries kActionBuckets{0.05, 0.1, 0.5, 1,   5,   10,
+                                                     30,   60,  120, 300, 900, 1800};
+
 }  // namespace
 
 std::string code_label(const std::string& code) {
@@ -235,6 +239,7 @@ void Metrics::on_actions_configured(const std::vector<std::string>& actions) {
     for (const char* result : {"success", "failure", "timeout", "skipped"}) {
       actions_->Add({{"action", a}, {"result", result}});
     }
+    action_duration_->Add({{"action", a}}, kActionBuckets);
   }
 }
 
@@ -246,10 +251,7 @@ void Metrics::on_action(const std::string& action, ActionStatus status, Duration
   }
   actions_->Add({{"action", action}, {"result", result}}).Increment();
   if (status != ActionStatus::Skipped) {
-    action_duration_
-        ->Add({{"action", action}}, pm::Histogram::BucketBoundaries{0.05, 0.1, 0.5, 1, 5, 10, 30,
-                                                                    60, 120, 300, 900, 1800})
-        .Observe(seconds(took));
+    action_duration_->Add({{"action", action}}, kActionBuckets).Observe(seconds(took));
   }
 }
 
