@@ -16,6 +16,7 @@
 #include "daemon/app/logging.hpp"
 #include "daemon/config/config.hpp"
 #include "daemon/control/control_server.hpp"
+#include "daemon/control/webhook_server.hpp"
 #include "daemon/core/clock.hpp"
 #include "daemon/core/json.hpp"
 #include "daemon/export/metrics.hpp"
@@ -88,6 +89,7 @@ class Daemon final : public ChunkSink {
   bool open_store();
   bool start_metrics();
   bool start_control();
+  bool start_webhook();
   void start_sources();
   void start_signals();
   void start_timers();
@@ -118,6 +120,12 @@ class Daemon final : public ChunkSink {
   nlohmann::json events(const nlohmann::json& request) const;
   nlohmann::json operator_isolate(const nlohmann::json& request);
   nlohmann::json operator_clear(const nlohmann::json& request);
+
+  // Alertmanager webhook: alerts carrying `faultd_action` drive this node's actions.
+  WebhookServer::Reply on_alerts(const WebhookBatch& batch);
+  nlohmann::json on_alert(const WebhookAlert& alert);
+  bool alert_for_this_node(const WebhookAlert& alert) const;
+  nlohmann::json webhook_isolate(const WebhookAlert& alert, const std::string& device);
   std::string reload();
   void shutdown();
 
@@ -134,6 +142,7 @@ class Daemon final : public ChunkSink {
   std::unique_ptr<HookRunner> runner_;
   std::unique_ptr<ActionManager> actions_;
   std::unique_ptr<ControlServer> control_;
+  std::unique_ptr<WebhookServer> webhook_;
   std::vector<std::shared_ptr<SourceSlot>> slots_;
   Source* polling_ = nullptr;      // the source whose chunk is being handled
   std::vector<Finding> findings_;  // reused per chunk
@@ -549,6 +558,155 @@ nlohmann::json Daemon::operator_clear(const nlohmann::json& r) {
   return {{"ok", true}, {"changed", t.has_value()}, {"state", "healthy"}};
 }
 
+bool Daemon::start_webhook() {
+  if (config_.webhook_listen.empty()) return true;
+  WebhookServer::Options options;
+  options.listen = config_.webhook_listen;
+  try {
+    const auto token = read_webhook_token(config_.webhook_token_file);
+    if (token.loose_permissions) {
+      spdlog::warn("webhook: {} is readable by group or others", config_.webhook_token_file);
+    }
+    options.token = token.token;
+    webhook_ = std::make_unique<WebhookServer>(
+        io_, options, [this](const WebhookBatch& b) { return on_alerts(b); });
+    webhook_->start();
+  } catch (const std::exception& e) {
+    spdlog::critical("webhook: {}", e.what());
+    return false;
+  }
+  metrics_.set_webhook_counts([stats = webhook_->stats()] { return stats->counts(); });
+  spdlog::info("Alertmanager webhook on {} (port {}), POST /api/v1/alerts", config_.webhook_listen,
+               webhook_->port());
+  return true;
+}
+
+// An alert is for this node when its `node` label names it, or its `instance` label's host does.
+// An alert with neither label is taken as meant for the only node an Alertmanager serves.
+bool Daemon::alert_for_this_node(const WebhookAlert& alert) const {
+  if (auto it = alert.labels.find("node"); it != alert.labels.end()) {
+    return it->second == config_.node;
+  }
+  if (auto it = alert.labels.find("instance"); it != alert.labels.end()) {
+    const std::string& instance = it->second;
+    const auto colon = instance.rfind(':');
+    return instance.substr(0, colon) == config_.node;
+  }
+  return true;
+}
+
+WebhookServer::Reply Daemon::on_alerts(const WebhookBatch& batch) {
+  if (batch.truncated_alerts > 0) {
+    spdlog::warn("webhook: Alertmanager left out {} alert(s) of group {}", batch.truncated_alerts,
+                 batch.group_key);
+  }
+  nlohmann::json results = nlohmann::json::array();
+  try {
+    for (const auto& alert : batch.alerts) results.push_back(on_alert(alert));
+  } catch (const StoreError& e) {
+    // Transient: Alertmanager retries on 5xx, and the journal makes the retry idempotent.
+    metrics_.on_store_error();
+    spdlog::error("webhook: state store failed: {}", e.what());
+    return {503, dump_json({{"error", "state store unavailable"}})};
+  }
+  return {200, dump_json({{"results", results}})};
+}
+
+nlohmann::json Daemon::on_alert(const WebhookAlert& alert) {
+  auto label = [&alert](const char* key) {
+    auto it = alert.labels.find(key);
+    return it == alert.labels.end() ? std::string() : it->second;
+  };
+  const std::string action = label("faultd_action");
+  const std::string device = label("device");
+  nlohmann::json r = {{"alertname", label("alertname")}, {"fingerprint", alert.fingerprint}};
+  auto outcome = [&r](const char* result, const std::string& reason) {
+    r["result"] = result;
+    if (!reason.empty()) r["reason"] = reason;
+    return r;
+  };
+  if (action.empty()) return outcome("ignored", "no faultd_action label");
+  if (!alert_for_this_node(alert)) return outcome("ignored", "for another node");
+  if (alert.status != "firing") {
+    spdlog::info("webhook: {} for device {} resolved", label("alertname"), device);
+    return outcome("recorded", "resolved");
+  }
+  if (!is_valid_device_id(device)) return outcome("rejected", "missing or invalid device label");
+  spdlog::info("webhook: {} asks for {} of device {}", label("alertname"), action, device);
+  if (action == kIsolateAction) return webhook_isolate(alert, device);
+  if (action == "clear") {
+    auto t = commit_transition(
+        [&] { return machine_.clear(device, "alertmanager: " + label("alertname"), clock_.now()); },
+        nullptr);
+    return outcome(t ? "done" : "unchanged", "");
+  }
+  if (config_.actions.count(action) == 0) return outcome("rejected", "action not configured");
+  const DeviceRecord* d = machine_.find(device);
+  std::optional<Finding> incident;
+  if (d != nullptr && d->fault_id != 0) incident = store_->find_fault(d->fault_id);
+  if (!incident) return outcome("rejected", "the device has no open incident to " + action);
+  actions_->start({action}, *incident, /*by_operator=*/true);
+  return outcome("started", "");
+}
+
+// An isolation requested by the cluster goes through the same journal, state machine, policy
+// and budget as a local finding. The alert's fingerprint and start time key it, so the repeats
+// Alertmanager sends (repeat_interval, retries) never isolate twice.
+nlohmann::json Daemon::webhook_isolate(const WebhookAlert& alert, const std::string& device) {
+  auto label = [&alert](const char* key) {
+    auto it = alert.labels.find(key);
+    return it == alert.labels.end() ? std::string() : it->second;
+  };
+  Finding f;
+  f.rule = "alertmanager.isolate";
+  f.source = "alertmanager";
+  f.device = device;
+  f.level = parse_fault_level(label("level")).value_or(FaultLevel::SeparateNPU);
+  f.code = code_label(label("code")) == "invalid" ? "" : label("code");
+  f.time = f.noticed = clock_.now();
+  uint64_t key = 1469598103934665603ULL;  // FNV-1a over the alert's identity
+  for (char c : alert.fingerprint + "@" + alert.starts_at) {
+    key = (key ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  }
+  f.identity.ino = key == 0 ? 1 : key;
+  f.text = ("alertmanager: " + label("alertname") + " " +
+            [&] {
+              auto it = alert.annotations.find("summary");
+              return it == alert.annotations.end() ? std::string() : it->second;
+            }())
+               .substr(0, kMaxEvidenceBytes);
+  std::vector<Transition> transitions;
+  bool inserted = false;
+  {
+    Store::Txn txn(*store_);
+    inserted = txn.insert_finding(f);
+    if (inserted) {
+      if (auto t = machine_.on_finding(f, f.time)) {
+        txn.apply_transition(*t);
+        transitions.push_back(*t);
+      }
+    }
+    txn.commit();
+  }
+  nlohmann::json r = {
+      {"alertname", label("alertname")}, {"fingerprint", alert.fingerprint}, {"fault_id", f.id}};
+  if (!inserted) {
+    r["result"] = "duplicate";
+    return r;
+  }
+  metrics_.on_finding(f, clock_.now());
+  apply_transitions(transitions, {f});
+  const DeviceRecord* d = machine_.find(device);
+  if (d != nullptr && d->state == DeviceState::Isolated) {
+    r["result"] = "unchanged";
+    r["reason"] = "already isolated";
+    return r;
+  }
+  actions_->start({kIsolateAction}, f, /*by_operator=*/false);  // a no-op if policy started it
+  r["result"] = "started";
+  return r;
+}
+
 std::string Daemon::reload() {
   sd_notify(0, "RELOADING=1");
   ErrorList errors;
@@ -632,6 +790,7 @@ void Daemon::shutdown() {
   stopping_ = true;
   sd_notify(0, "STOPPING=1");
   if (control_) control_->stop();
+  if (webhook_) webhook_->stop();
   save_positions();
   for (const auto& s : slots_) retire(s);
   runner_->shutdown();
@@ -652,7 +811,7 @@ int Daemon::run() {
       [this](const ActionRecord& r, const HookResult* res) { on_action_finished(r, res); });
   actions_->configure(action_settings(config_));
   publish_budget();
-  if (!start_metrics() || !start_control()) return 1;
+  if (!start_metrics() || !start_control() || !start_webhook()) return 1;
   start_sources();
   start_signals();
   start_timers();

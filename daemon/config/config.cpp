@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 
@@ -89,10 +90,14 @@ void Loader::load_main(const std::string& path) {
     cfg.webhook_listen = yaml::get_string(w, "listen", ctx).value_or("127.0.0.1:9848");
     if (auto v = yaml::get_string(w, "token_file", ctx)) {
       cfg.webhook_token_file = resolve(base_dir, *v);
+      std::ifstream token(cfg.webhook_token_file);
+      std::string first;
+      if (!token || !(token >> first)) {
+        ctx.error(w["token_file"], "cannot read a token from '" + cfg.webhook_token_file + "'");
+      }
     } else {
       ctx.error(w, "webhook needs a token_file (the bearer token Alertmanager sends)");
     }
-    cfg.warnings.push_back(ctx.file + ": the Alertmanager webhook receiver is not served yet");
   }
   if (auto l = r["log"]; l.IsDefined() && yaml::check_map(l, "log", {"level"}, ctx)) {
     if (auto v = yaml::get_string(l, "level", ctx)) {

@@ -133,10 +133,36 @@ class Metrics::SourceHealth final : public pm::Collectable {
   std::vector<std::shared_ptr<Source>> sources_;
 };
 
+// faultd_webhook_requests_total{result}: what the Alertmanager webhook did with each request.
+class Metrics::WebhookRequests final : public pm::Collectable {
+ public:
+  void set(CountsFn counts) {
+    std::lock_guard lock(mu_);
+    counts_ = std::move(counts);
+  }
+  std::vector<pm::MetricFamily> Collect() const override {
+    std::lock_guard lock(mu_);
+    if (!counts_) return {};
+    auto f = family("faultd_webhook_requests_total",
+                    "Alertmanager webhook requests by result (accepted, unauthorized, ...).",
+                    pm::MetricType::Counter);
+    for (const auto& [result, n] : counts_()) {
+      f.metric.push_back(sample({{"result", std::string(result)}}, static_cast<double>(n),
+                                pm::MetricType::Counter));
+    }
+    return {std::move(f)};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  CountsFn counts_;
+};
+
 Metrics::Metrics()
     : registry_(std::make_shared<pm::Registry>()),
       device_states_(std::make_shared<DeviceStates>()),
-      source_health_(std::make_shared<SourceHealth>()) {
+      source_health_(std::make_shared<SourceHealth>()),
+      webhook_requests_(std::make_shared<WebhookRequests>()) {
   auto& r = *registry_;
   faults_ = &pm::BuildCounter()
                  .Name("faultd_faults_total")
@@ -201,6 +227,7 @@ void Metrics::serve(const std::string& listen) {
   exposer_->RegisterCollectable(registry_);
   exposer_->RegisterCollectable(device_states_);
   exposer_->RegisterCollectable(source_health_);
+  exposer_->RegisterCollectable(webhook_requests_);
 }
 
 std::vector<int> Metrics::listening_ports() const {
@@ -270,10 +297,13 @@ void Metrics::set_sources(std::vector<std::shared_ptr<Source>> sources) {
   source_health_->set(std::move(sources));
 }
 
+void Metrics::set_webhook_counts(CountsFn counts) { webhook_requests_->set(std::move(counts)); }
+
 std::string Metrics::render() const {
   std::vector<pm::MetricFamily> all = registry_->Collect();
   for (auto& f : device_states_->Collect()) all.push_back(std::move(f));
   for (auto& f : source_health_->Collect()) all.push_back(std::move(f));
+  for (auto& f : webhook_requests_->Collect()) all.push_back(std::move(f));
   return pm::TextSerializer().Serialize(all);
 }
 

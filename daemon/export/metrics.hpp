@@ -8,6 +8,7 @@
 // collectables, which take a mutex around their snapshots.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,9 @@ class Metrics {
   void on_isolation_budget(int remaining);
   void on_store_error();
   void set_sources(std::vector<std::shared_ptr<Source>> sources);
+  // The webhook receiver's request counts by result, read at scrape time.
+  using CountsFn = std::function<std::vector<std::pair<std::string_view, uint64_t>>()>;
+  void set_webhook_counts(CountsFn counts);
 
   // The text exposition, as a scrape would see it (for tests and `faultctl`).
   std::string render() const;
@@ -60,10 +64,12 @@ class Metrics {
  private:
   class DeviceStates;
   class SourceHealth;
+  class WebhookRequests;
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<DeviceStates> device_states_;
   std::shared_ptr<SourceHealth> source_health_;
+  std::shared_ptr<WebhookRequests> webhook_requests_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 
   prometheus::Family<prometheus::Counter>* faults_ = nullptr;

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""The Alertmanager webhook of the real faultd: a firing alert with faultd_action="isolate" for
+this node runs the isolate hook once, however often Alertmanager repeats it; alerts for other
+nodes, resolved alerts and bad tokens change nothing; faultd_action="clear" clears the device;
+`faultd --check-config` refuses a missing token file."""
+import json
+import os
+import stat
+import subprocess
+import urllib.error
+import urllib.request
+
+import harness
+from harness import Faultd, free_port, metric_value, scrape, wait_for
+
+HOOK = """#!/bin/sh
+echo "$FAULTD_ACTION $FAULTD_DEVICE $FAULTD_RULE $FAULTD_LEVEL" >> "$1"
+cat > /dev/null
+"""
+
+
+def payload(alerts, status="firing"):
+    return {"version": "4", "groupKey": "{}:{alertname=\"FaultdIsolationRequested\"}",
+            "truncatedAlerts": 0, "status": status, "receiver": "faultd-webhook",
+            "groupLabels": {}, "commonLabels": {}, "commonAnnotations": {},
+            "externalURL": "http://alertmanager:9093", "alerts": alerts}
+
+
+def alert(device, node="e2e-node", action="isolate", status="firing", fp="f00d", starts="2026-01-01T00:00:00Z"):
+    labels = {"alertname": "FaultdIsolationRequested", "faultd_action": action, "device": device,
+              "node": node, "severity": "critical"}
+    return {"status": status, "labels": labels, "annotations": {"summary": "isolate " + device},
+            "startsAt": starts, "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "", "fingerprint": fp}
+
+
+def post(port, body, token="s3cret"):
+    req = urllib.request.Request("http://127.0.0.1:%d/api/v1/alerts" % port, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json",
+                                          "Authorization": "Bearer " + token}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read().decode())
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def run(args, check, work):
+    token = os.path.join(work, "webhook.token")
+    with open(token, "w") as f:
+        f.write("s3cret\n")
+    os.chmod(token, 0o600)
+    hook = os.path.join(work, "hook.sh")
+    with open(hook, "w") as f:
+        f.write(HOOK)
+    os.chmod(hook, stat.S_IRWXU)
+    runs = os.path.join(work, "runs.log")
+    mport, wport = free_port(), free_port()
+    config = f"""
+node: e2e-node
+state_dir: {work}/state
+metrics: {{ listen: "127.0.0.1:{mport}" }}
+control: {{ socket: {work}/control.sock, group: "" }}
+webhook: {{ listen: "127.0.0.1:{wport}", token_file: {token} }}
+include: []
+sources: [{{ name: s, paths: ["{work}/*.log"] }}]
+actions:
+  isolate: {{ argv: [{hook}, {runs}], timeout: 10s }}
+"""
+    d = Faultd(args, work, config)
+    d.start()
+
+    def hook_runs():
+        return open(runs).read().splitlines() if os.path.exists(runs) else []
+
+    code, body = post(wport, payload([alert("4")]))
+    check(code == 200 and body["results"][0]["result"] == "started",
+          "an isolation request for this node is accepted (%s %s)" % (code, body))
+    wait_for("device 4 isolated", lambda: metric_value(scrape(mport), "faultd_device_state",
+                                                       {"device": "4", "state": "isolated"}) == 1.0)
+    check(hook_runs() == ["isolate 4 alertmanager.isolate SeparateNPU"],
+          "the isolate hook ran for device 4 with the contract's variables (%s)" % hook_runs())
+    code, body = post(wport, payload([alert("4")]))
+    check(code == 200 and body["results"][0]["result"] == "duplicate",
+          "Alertmanager's repeat of the same alert is recognised (%s)" % body)
+    code, body = post(wport, payload([alert("5", node="other-node")]))
+    check(body["results"][0]["result"] == "ignored", "an alert for another node is ignored")
+    code, body = post(wport, payload([alert("6", status="resolved")], status="resolved"))
+    check(body["results"][0]["result"] == "recorded", "a resolved alert is recorded, nothing runs")
+    code, _ = post(wport, payload([alert("7")]), token="wrong")
+    check(code == 401, "a wrong token gets 401 (%s)" % code)
+    code, _ = post(wport, {"version": "3", "alerts": []})
+    check(code == 400, "a malformed payload gets 400 (%s)" % code)
+    check(len(hook_runs()) == 1, "nothing else ran a hook (%s)" % hook_runs())
+    code, body = post(wport, payload([alert("4", action="clear", fp="c1ea")]))
+    check(body["results"][0]["result"] == "done", "faultd_action=clear clears the device (%s)" % body)
+    check(metric_value(scrape(mport), "faultd_device_state", {"device": "4", "state": "healthy"}) == 1.0,
+          "device 4 is healthy again")
+    text = scrape(mport)
+    check(metric_value(text, "faultd_webhook_requests_total", {"result": "unauthorized"}) == 1.0,
+          "webhook rejections are counted by result")
+    check(metric_value(text, "faultd_webhook_requests_total", {"result": "accepted"}) == 5.0,
+          "accepted webhook requests are counted")
+    events = d.ctl_json("events", "--device", "4")
+    check(len(events["faults"]) == 1 and events["faults"][0]["source"] == "alertmanager",
+          "the request is journaled once as a fault from alertmanager")
+    check(d.stop() == 0, "faultd stops cleanly")
+
+    os.remove(token)
+    r = subprocess.run([args.faultd, "--check-config", "--config", d.config], capture_output=True, text=True)
+    check(r.returncode == 78 and "cannot read a token" in r.stderr,
+          "--check-config refuses a missing token file (%s)" % r.stderr.strip())
+
+
+if __name__ == "__main__":
+    harness.main(run)
