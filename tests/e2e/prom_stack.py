@@ -34,8 +34,11 @@ class Receiver:
     or 401 when a POST to `secured_path` lacks the expected bearer token (the notification is
     recorded anyway, so the test can say what came). Other paths need no token."""
 
-    def __init__(self, token, secured_path):
+    def __init__(self, token, secured_path, forward=None):
+        """`forward(body, auth)`, if given, passes an authorised secured POST on (to the real
+        faultd webhooks) and returns the HTTP status to answer with."""
         self.token = token
+        self.forward = forward
         self.secured_path = secured_path
         self._posts = []
         self._lock = threading.Lock()
@@ -54,7 +57,10 @@ class Receiver:
                 with receiver._lock:
                     receiver._posts.append({"t": t, "path": self.path, "auth": auth, "body": body})
                 ok = auth == "Bearer " + receiver.token or self.path != receiver.secured_path
-                self.send_response(200 if ok else 401)
+                status = 200 if ok else 401
+                if ok and receiver.forward and self.path == receiver.secured_path and body:
+                    status = receiver.forward(body, auth)
+                self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 

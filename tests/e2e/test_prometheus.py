@@ -8,20 +8,24 @@ shipped etc/prometheus/alertmanager.yml.
 Then end to end, all on 127.0.0.1: three faultd nodes whose logs a node simulator writes; node-a
 is alone in cluster "single", node-b1 and node-b2 form cluster "storm". Prometheus scrapes them
 every second with the shipped rules and alerts a real Alertmanager, which runs a copy of the
-shipped config whose webhook points at a stand-in for faultd's webhook (faultd's own receiver is
-not there yet). One ASD fault line on node-a, and four at once on the storm cluster (two devices
+shipped config whose webhook points at a stand-in that records each call and routes it, by the
+alert's `node` label, to the real webhook of that node's faultd. One ASD fault line on node-a, and four at once on the storm cluster (two devices
 per node). Asserted: node-a's isolation request fires in Prometheus, reaches Alertmanager and is
 POSTed once to the webhook (payload version 4, the bearer token, faultd_action="isolate" and the
 device, node and instance labels); the storm cluster's breaker fires and its isolation requests
-are inhibited (none reaches the webhook), without holding back node-a's. `promtool check metrics`
+are inhibited (none reaches the webhook), without holding back node-a's; node-a's faultd runs its
+isolate hook exactly once and no hook runs on the storm nodes. `promtool check metrics`
 accepts faultd's /metrics. The time from the fault line to the webhook call is printed."""
 import glob
+import json
 import os
 import secrets
 import shutil
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 import yaml
 
@@ -112,14 +116,27 @@ def static_checks(args, check, work):
 
 # ---- end to end ------------------------------------------------------------------------------
 
-def faultd_config(node_dir, node, port, rules_dir):
+HOOK = """#!/bin/sh
+echo "$FAULTD_ACTION $FAULTD_DEVICE $FAULTD_RULE" >> "$1"
+cat > /dev/null
+"""
+
+
+def faultd_config(node_dir, node, port, rules_dir, webhook_port, token_file):
     logs = os.path.join(node_dir, "logs")
+    hook = os.path.join(node_dir, "isolate-hook")
+    with open(hook, "w") as f:
+        f.write(HOOK)
+    os.chmod(hook, 0o700)
     return f"""
 node: {node}
 state_dir: {node_dir}/state
 metrics: {{ listen: "127.0.0.1:{port}" }}
 control: {{ socket: {node_dir}/control.sock, group: "" }}
+webhook: {{ listen: "127.0.0.1:{webhook_port}", token_file: {token_file} }}
 include: ["{rules_dir}/*.yaml"]
+actions:
+  isolate: {{ argv: [{hook}, {node_dir}/isolate-runs.log], timeout: 10s }}
 sources:
   - {{ name: plog, type: file, paths: ["{logs}/plog/plog-*.log"], start_at: end }}
   - {{ name: device-log, type: file, paths: ["{logs}/device-*/device-*.log"],
@@ -201,7 +218,28 @@ def end_to_end(args, check, work):
 
     nodes = [("node-a", "single"), ("node-b1", "storm"), ("node-b2", "storm")]
     services, daemons, targets, roots = [], {}, [], {}
-    receiver = prom_stack.Receiver(token, WEBHOOK_PATH)
+    # The stand-in receiver routes each alert to the webhook of the faultd its `node` label names,
+    # as a per-node Alertmanager receiver would (docs/prometheus.md), and records what it saw.
+    webhook_ports = {node: free_port() for node, _ in nodes}
+
+    def forward(body, auth):
+        status = 200
+        for node, port in webhook_ports.items():
+            alerts = [a for a in body.get("alerts", []) if a.get("labels", {}).get("node") == node]
+            if not alerts:
+                continue
+            req = urllib.request.Request(
+                "http://127.0.0.1:%d%s" % (port, WEBHOOK_PATH),
+                data=json.dumps(dict(body, alerts=alerts)).encode(), method="POST",
+                headers={"Content-Type": "application/json", "Authorization": auth})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    status = max(status, r.status)
+            except urllib.error.HTTPError as e:
+                status = max(status, e.code)
+        return status
+
+    receiver = prom_stack.Receiver(token, WEBHOOK_PATH, forward)
     receiver.start()
     try:
         for node, cluster in nodes:
@@ -212,7 +250,8 @@ def end_to_end(args, check, work):
             for dev in range(8):
                 node_sim.device_path(root, dev)
             port = free_port()
-            d = Faultd(args, node_dir, faultd_config(node_dir, node, port, rules_dir))
+            d = Faultd(args, node_dir, faultd_config(node_dir, node, port, rules_dir,
+                                                     webhook_ports[node], token_file))
             d.start()
             daemons[node] = (d, port)
             targets.append((node, cluster, port))
@@ -362,15 +401,27 @@ def scenario(check, tools, prom, am, receiver, daemons, roots, token):
         time.sleep(0.05)
     check(not leaked(), "no isolation request of the storm cluster reached the webhook (%d did)"
           % len(leaked()))
-    check(len(webhook_alerts(receiver.posts(WEBHOOK_PATH), **single)) == 1,
-          "exactly one notification for node-a device 5 (%d)"
-          % len(webhook_alerts(receiver.posts(WEBHOOK_PATH), **single)))
+    # Once device 5 is isolated the request resolves; send_resolved adds that notification.
+    firing = [a for _, a in webhook_alerts(receiver.posts(WEBHOOK_PATH), **single)
+              if a.get("status") == "firing"]
+    check(len(firing) == 1, "exactly one firing notification for node-a device 5 (%d)" % len(firing))
     check(all(p["auth"] == "Bearer " + token for p in receiver.posts(WEBHOOK_PATH)),
           "every webhook call carried the token")
-    for node, (d, _) in daemons.items():
-        devs = {x["device"]: x["state"] for x in d.ctl_json("status")["devices"]}
-        check(set(devs.values()) == {"warning"},
-              "%s: the flagged devices wait in warning, none isolated (%s)" % (node, devs))
+    # Through faultd's own webhook, node-a's isolate hook ran exactly once, for device 5; the
+    # storm's devices wait in warning and no hook ran there.
+    def isolate_runs(node):
+        path = os.path.join(os.path.dirname(roots[node]), "isolate-runs.log")
+        return open(path).read().splitlines() if os.path.exists(path) else []
+
+    check(isolate_runs("node-a") == ["isolate 5 alertmanager.isolate"],
+          "node-a's isolate hook ran once, for device 5, through the webhook (%s)"
+          % isolate_runs("node-a"))
+    devs = {x["device"]: x["state"] for x in daemons["node-a"][0].ctl_json("status")["devices"]}
+    check(devs == {"5": "isolated"}, "node-a: device 5 isolated (%s)" % devs)
+    for node in ("node-b1", "node-b2"):
+        devs = {x["device"]: x["state"] for x in daemons[node][0].ctl_json("status")["devices"]}
+        check(set(devs.values()) == {"warning"} and not isolate_runs(node),
+              "%s: the flagged devices wait in warning, no hook ran (%s)" % (node, devs))
 
 
 def main():
