@@ -54,6 +54,11 @@ ActionSettings action_settings(const Config& c) {
   return s;
 }
 
+std::string value_of(const std::map<std::string, std::string>& map, const char* key) {
+  auto it = map.find(key);
+  return it == map.end() ? std::string() : it->second;
+}
+
 bool same_source(const FileSourceConfig& a, const FileSourceConfig& b) {
   return a.name == b.name && a.paths == b.paths && a.start_at == b.start_at &&
          a.path_fields == b.path_fields && a.max_line_bytes == b.max_line_bytes &&
@@ -613,10 +618,7 @@ WebhookServer::Reply Daemon::on_alerts(const WebhookBatch& batch) {
 }
 
 nlohmann::json Daemon::on_alert(const WebhookAlert& alert) {
-  auto label = [&alert](const char* key) {
-    auto it = alert.labels.find(key);
-    return it == alert.labels.end() ? std::string() : it->second;
-  };
+  auto label = [&alert](const char* key) { return value_of(alert.labels, key); };
   const std::string action = label("faultd_action");
   const std::string device = label("device");
   nlohmann::json r = {{"alertname", label("alertname")}, {"fingerprint", alert.fingerprint}};
@@ -653,10 +655,7 @@ nlohmann::json Daemon::on_alert(const WebhookAlert& alert) {
 // and budget as a local finding. The alert's fingerprint and start time key it, so the repeats
 // Alertmanager sends (repeat_interval, retries) never isolate twice.
 nlohmann::json Daemon::webhook_isolate(const WebhookAlert& alert, const std::string& device) {
-  auto label = [&alert](const char* key) {
-    auto it = alert.labels.find(key);
-    return it == alert.labels.end() ? std::string() : it->second;
-  };
+  auto label = [&alert](const char* key) { return value_of(alert.labels, key); };
   Finding f;
   f.rule = "alertmanager.isolate";
   f.source = "alertmanager";
@@ -669,11 +668,7 @@ nlohmann::json Daemon::webhook_isolate(const WebhookAlert& alert, const std::str
     key = (key ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
   }
   f.identity.ino = key == 0 ? 1 : key;
-  f.text = ("alertmanager: " + label("alertname") + " " +
-            [&] {
-              auto it = alert.annotations.find("summary");
-              return it == alert.annotations.end() ? std::string() : it->second;
-            }())
+  f.text = ("alertmanager: " + label("alertname") + " " + value_of(alert.annotations, "summary"))
                .substr(0, kMaxEvidenceBytes);
   std::vector<Transition> transitions;
   bool inserted = false;
