@@ -388,8 +388,10 @@ PolicyConfig default_policy() {
   };
   set(FaultLevel::NotHandleFault, false, {});
   set(FaultLevel::SubHealthFault, true, {});
-  set(FaultLevel::RestartRequest, true, {});
-  set(FaultLevel::RestartBusiness, true, {});
+  // Restart the job, not a device fault: every rank of a job logs these when one peer dies, so
+  // marking devices would flag the whole job. Recorded and counted only.
+  set(FaultLevel::RestartRequest, false, {});
+  set(FaultLevel::RestartBusiness, false, {});
   set(FaultLevel::FreeRestartNPU, true, {});
   set(FaultLevel::RestartNPU, true, {});
   set(FaultLevel::PreSeparateNPU, true, {});
