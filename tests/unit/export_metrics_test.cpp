@@ -112,7 +112,8 @@ TEST_CASE("action results are counted and timed", "[export]") {
   m.on_actions_configured({"isolate", "resume"});
   CHECK_THAT(m.render(),
              Catch::Contains("faultd_actions_total{action=\"resume\",result=\"failure\"} 0"));
-  CHECK_THAT(m.render(), Catch::Contains("faultd_action_duration_seconds_count{action=\"resume\"} 0"));
+  CHECK_THAT(m.render(),
+             Catch::Contains("faultd_action_duration_seconds_count{action=\"resume\"} 0"));
   m.on_action("isolate", ActionStatus::Success, 2s);
   m.on_action("isolate", ActionStatus::Skipped, 0s);
   m.on_action("resume", ActionStatus::Timeout, 120s);

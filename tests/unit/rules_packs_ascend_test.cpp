@@ -131,7 +131,8 @@ TEST_CASE("ascend pack: the detail text fires, the bare error code does not", "[
         "GetError:[INIT][DEFAULT]report error module_type=5, module_name=EZ9999",
         // a halMemAlloc failure that is not an out-of-memory (log-formats.md §2)
         "[ERROR] RUNTIME(10972,python):2023-09-23-05:41:40.256.365 [npu_driver.cc:1100]49835 "
-        "DevMemAllocHugePageManaged:[INIT][DEFAULT][drv api] halMemAlloc failed:size=2097152(Byte), "
+        "DevMemAllocHugePageManaged:[INIT][DEFAULT][drv api] halMemAlloc "
+        "failed:size=2097152(Byte), "
         "... device_id=0!",
         "Failed to allocate memory.", "EL0004", "export HCCL_EXEC_TIMEOUT=1800",
         "BEE1002 AREA DO CIRCULO",

@@ -61,8 +61,9 @@ TEST_CASE("nvidia pack: every Xid number 0-999 is one finding of its level class
     if (xid >= 144 && xid <= 150) continue;  // NVLink: by Fatal/Nonfatal, below
     const std::string n = std::to_string(xid);
     for (const std::string& line :
-         {"[ 1843.308145] NVRM: Xid (PCI:0000:3b:00): " + n + ", pid=1234, name=python3, Ch 00000008",
-          "NVRM: Xid (PCI:0000:3b:00): " + n,  // at the end of the line
+         {"[ 1843.308145] NVRM: Xid (PCI:0000:3b:00): " + n +
+              ", pid=1234, name=python3, Ch 00000008",
+          "NVRM: Xid (PCI:0000:3b:00): " + n,                        // at the end of the line
           "NVRM: Xid (0000:3b:00): " + n + ", Channel 00000001"}) {  // older, without "PCI:"
       INFO(line);
       const auto found = scan_line(*set, line);
@@ -100,13 +101,14 @@ TEST_CASE("nvidia pack: NVLink Xids 144-150 by their Fatal/Nonfatal word", "[rul
 
 TEST_CASE("nvidia pack: the same Xid line behind every collector's prefix", "[rules][packs]") {
   const auto set = load_pack("nvidia-xid.yaml");
-  const std::string body = "NVRM: Xid (PCI:0000:c6:00): 79, pid=1101234, name=nvc:[driver], GPU "
-                           "has fallen off the bus.";
-  for (const std::string prefix :
-       {"", "[ 1843.308145] ", "[Sun Feb 23 16:24:18 2025] ",
-        "kern  :warn  : 2025-01-21T04:41:44,283302+00:00 ", "<4>[ 1126.635824] ",
-        "Mon Jan 21 04:41:44 gpu-node-7 kernel: ", "Jan 21 04:41:44 gpu-node-7 kernel: [ 1843.308145] ",
-        "[gpu-health] [CRITICAL] GPU-1234: XID: "}) {
+  const std::string body =
+      "NVRM: Xid (PCI:0000:c6:00): 79, pid=1101234, name=nvc:[driver], GPU "
+      "has fallen off the bus.";
+  for (const std::string prefix : {"", "[ 1843.308145] ", "[Sun Feb 23 16:24:18 2025] ",
+                                   "kern  :warn  : 2025-01-21T04:41:44,283302+00:00 ",
+                                   "<4>[ 1126.635824] ", "Mon Jan 21 04:41:44 gpu-node-7 kernel: ",
+                                   "Jan 21 04:41:44 gpu-node-7 kernel: [ 1843.308145] ",
+                                   "[gpu-health] [CRITICAL] GPU-1234: XID: "}) {
     INFO(prefix);
     const auto found = scan_line(*set, prefix + body);
     REQUIRE(found.size() == 1);
@@ -147,12 +149,14 @@ TEST_CASE("nvidia pack: fallen off the bus and GSP lines name the GPU their way"
             "0000:2b:00", "XID79"},
            {"NVRM: fallen off the bus and is not responding to commands.",
             "nvidia.gpu.fallen-off-bus", "", "XID79"},
-           {"NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 1 timeout 5200",
+           {"NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 1 timeout "
+            "5200",
             "nvidia.gsp.heartbeat-timeout", "GPU6", ""},
            {"NVRM: GPU4 _kgspLogRpcTimeout: Timeout after 6s of waiting for RPC response from GPU4 "
             "GSP! Expected function 76 (GSP_RM_CONTROL)",
             "nvidia.gsp.rpc-timeout", "GPU4", ""},
-           {"NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:9b:00 (printing 1 of every "
+           {"NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:9b:00 (printing 1 of "
+            "every "
             "30).  The GPU likely needs to be reset.",
             "nvidia.gsp.rpc-timeout", "0000:9b:00", ""},
            // The RPC timeout inside an Xid 119 line is the Xid rule's, with the BDF.
