@@ -104,6 +104,15 @@ struct Finding {
   TimePoint time{};
   TimePoint noticed{};
   int64_t id = 0;  // fault journal id, set once committed
+  // The source reports the device recovered from `code` (from everything when `code` is empty),
+  // e.g. npu-smi back to OK or a Device Plugin `Recovery` event. Policy decides what it changes.
+  bool recovery = false;
+  // Named captures of the rule's regex plus path fields, kept only for rules that consume them
+  // (stateful detectors); empty otherwise, so plain matches allocate nothing for them.
+  Fields fields;
+  // Knowledge attached by the rule for operators (e.g. a FaultDiag entry's id, cause and
+  // suggestion), shown by `faultctl events`; never a metric label.
+  Fields annotations;
 };
 inline constexpr size_t kMaxEvidenceBytes = 4096;
 
