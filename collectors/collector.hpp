@@ -67,6 +67,9 @@ class Source {
   // Do one round of work: discover, read what is new, hand it to the sink.
   // Returns true if there may be more to read right away (the app calls again soon).
   virtual bool poll_once(TimePoint now, ChunkSink& sink) = 0;
+  // The app also calls poll_once at least this often, whatever the wake fd says (rescans,
+  // command intervals, timeouts).
+  virtual Duration poll_interval() const { return std::chrono::seconds(1); }
   // A file descriptor that becomes readable when the source has something to do (-1 if none).
   virtual int wake_fd() const { return -1; }
   // Consume the wake fd's pending events (after it became readable).

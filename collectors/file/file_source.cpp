@@ -617,6 +617,8 @@ const std::string& FileSource::name() const { return impl_->config.name; }
 
 bool FileSource::poll_once(TimePoint now, ChunkSink& sink) { return impl_->poll(now, sink); }
 
+Duration FileSource::poll_interval() const { return impl_->config.scan_interval; }
+
 int FileSource::wake_fd() const { return impl_->inotify.fd(); }
 
 void FileSource::drain_wake_fd() {

@@ -88,7 +88,8 @@ class FileSource final : public Source {
 
   const std::string& name() const override;
   bool poll_once(TimePoint now, ChunkSink& sink) override;
-  int wake_fd() const override;  // the inotify descriptor
+  Duration poll_interval() const override;  // scan_interval
+  int wake_fd() const override;             // the inotify descriptor
   void drain_wake_fd() override;
   std::vector<ReadPosition> positions() const override;
   SourceStats& stats() override;
