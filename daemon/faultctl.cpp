@@ -23,6 +23,10 @@ void usage(std::ostream& out) {
          "  events [--device D] [--since DUR] [--limit N]  the fault and action journal\n"
          "  isolate DEVICE --reason TEXT             isolate a device (runs the isolate hook)\n"
          "  clear DEVICE --reason TEXT               return a device to healthy\n"
+         "  ack DEVICE --reason TEXT                 acknowledge the device's incident\n"
+         "  history DEVICE [--limit N]               the device's transitions and incidents\n"
+         "  incidents [--device D] [--all]           open (or all recent) incidents\n"
+         "  budget                                   the isolation budget (blast-radius limit)\n"
          "  reload                                   reload config and rules\n"
          "  decode-overflow ...                      decode overflow dumps\n"
          "The socket defaults to $FAULTD_SOCKET, else /run/faultd/control.sock.\n";
@@ -35,6 +39,7 @@ struct Args {
   std::vector<std::string> positional;
   std::string device, since, reason;
   size_t limit = 100;
+  bool all = false;
 };
 
 std::string str(const nlohmann::json& j, const char* key) {
@@ -92,6 +97,44 @@ void print_events(const nlohmann::json& r) {
   }
 }
 
+void print_incidents(const nlohmann::json& list) {
+  std::cout << std::left << std::setw(8) << "ID" << std::setw(10) << "DEVICE" << std::setw(6)
+            << "OPEN" << std::setw(8) << "COUNT" << std::setw(26) << "LAST" << std::setw(22)
+            << "LEVEL" << std::setw(34) << "RULE"
+            << "NOTE\n";
+  for (const auto& i : list) {
+    std::string note = str(i, "escalation");
+    if (note.empty()) note = str(i, "note");
+    std::cout << std::setw(8) << str(i, "id") << std::setw(10)
+              << (i.value("node_level", false) ? "(node)" : str(i, "device")) << std::setw(6)
+              << (i.value("open", false) ? "yes" : "no") << std::setw(8) << str(i, "count")
+              << std::setw(26) << str(i, "last") << std::setw(22) << str(i, "level")
+              << std::setw(34) << str(i, "rule") << note << '\n';
+  }
+  if (list.empty()) std::cout << "(no incident)\n";
+}
+
+void print_history(const nlohmann::json& r) {
+  std::cout << std::left << std::setw(26) << "TIME" << std::setw(10) << "FROM" << std::setw(10)
+            << "TO" << std::setw(8) << "FAULT" << std::setw(22) << "LEVEL"
+            << "REASON\n";
+  for (const auto& t : r["transitions"]) {
+    std::cout << std::setw(26) << str(t, "time") << std::setw(10) << str(t, "from") << std::setw(10)
+              << str(t, "to") << std::setw(8) << str(t, "fault_id") << std::setw(22)
+              << str(t, "level") << str(t, "reason") << '\n';
+  }
+  if (r["transitions"].empty()) std::cout << "(no transition)\n";
+  std::cout << '\n';
+  print_incidents(r["incidents"]);
+}
+
+void print_budget(const nlohmann::json& r) {
+  std::cout << "isolations: " << str(r, "used") << " of " << str(r, "max_isolations") << " per "
+            << str(r, "window") << ", " << str(r, "remaining") << " left"
+            << (r.value("exhausted", false) ? " (exhausted: automatic isolation is held)" : "")
+            << '\n';
+}
+
 int parse(int argc, char** argv, Args& a) {
   const char* env = std::getenv("FAULTD_SOCKET");
   a.socket = env != nullptr && *env != '\0' ? env : faultd::control::kDefaultSocket;
@@ -123,6 +166,8 @@ int parse(int argc, char** argv, Args& a) {
       } catch (const std::exception&) {
         return kExitUsage;
       }
+    } else if (arg == "--all") {
+      a.all = true;
     } else if (arg == "-h" || arg == "--help") {
       usage(std::cout);
       std::exit(kExitOk);
@@ -147,7 +192,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   nlohmann::json request{{"cmd", a.command}};
-  if (a.command == "status" || a.command == "reload") {
+  if (a.command == "status" || a.command == "reload" || a.command == "budget") {
     if (!a.positional.empty()) {
       usage(std::cerr);
       return kExitUsage;
@@ -156,7 +201,18 @@ int main(int argc, char** argv) {
     if (!a.device.empty()) request["device"] = a.device;
     if (!a.since.empty()) request["since"] = a.since;
     request["limit"] = a.limit;
-  } else if (a.command == "isolate" || a.command == "clear") {
+  } else if (a.command == "history") {
+    if (a.positional.size() != 1) {
+      std::cerr << "faultctl: history needs a DEVICE\n";
+      return kExitUsage;
+    }
+    request["device"] = a.positional[0];
+    request["limit"] = a.limit;
+  } else if (a.command == "incidents") {
+    if (!a.device.empty()) request["device"] = a.device;
+    request["all"] = a.all;
+    request["limit"] = a.limit;
+  } else if (a.command == "isolate" || a.command == "clear" || a.command == "ack") {
     if (a.positional.size() != 1 || a.reason.empty()) {
       std::cerr << "faultctl: " << a.command << " needs a DEVICE and --reason TEXT\n";
       return kExitUsage;
@@ -197,6 +253,14 @@ int main(int argc, char** argv) {
     print_events(body);
   } else if (a.command == "reload") {
     std::cout << "reloaded: " << str(body, "rules") << " rule(s)\n";
+  } else if (a.command == "history") {
+    print_history(body);
+  } else if (a.command == "incidents") {
+    print_incidents(body["incidents"]);
+  } else if (a.command == "budget") {
+    print_budget(body);
+  } else if (a.command == "ack") {
+    std::cout << a.positional[0] << ": incident " << str(body, "fault_id") << " acknowledged\n";
   } else {
     std::cout << a.positional[0] << ": " << str(body, "state")
               << (body.value("changed", false) ? "" : " (unchanged)") << '\n';

@@ -19,6 +19,7 @@
 #include "daemon/actions/action_manager.hpp"
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
+#include "daemon/state/lifecycle.hpp"
 #include "rules/rule.hpp"
 
 namespace faultd {
@@ -27,6 +28,7 @@ namespace faultd {
 struct LevelPolicy {
   bool warn = false;  // healthy → warning
   std::vector<std::string> actions;
+  bool recover = true;  // a recovery the source reports moves warning → healthy
 };
 
 struct PolicyConfig {
@@ -35,6 +37,11 @@ struct PolicyConfig {
   bool dry_run = false;
   FaultLevel default_level = FaultLevel::NotHandleFault;  // codes no catalogue knows
   std::array<LevelPolicy, kFaultLevelCount> levels{};
+  Duration incident_ttl = std::chrono::minutes(10);
+  LifecycleSettings::Storm storm;
+  std::vector<FrequencyEscalation> escalations;  // policy.escalate, then the catalogue's
+  std::vector<DurationEscalation> duration_escalations;
+  bool release_on_diagnosis_pass = true;  // a passing diagnosis clears the device
 };
 PolicyConfig default_policy();
 
@@ -55,7 +62,7 @@ struct Config {
   std::string log_level = "info";
   std::vector<std::string> include{"/etc/faultd/rules.d/*.yaml"};
   std::string mindcluster_fault_codes;  // catalogue path, empty: none
-  std::vector<SourceConfig> sources;  // in config order
+  std::vector<SourceConfig> sources;    // in config order
   std::map<std::string, ActionConfig> actions;
   PolicyConfig policy = default_policy();
   Duration position_save_interval = std::chrono::seconds(1);
