@@ -1,11 +1,18 @@
 // faultctl: the operator's client for faultd's control socket.
 // Exit codes: 0 ok, 1 the daemon refused or failed, 2 usage, 69 daemon unreachable.
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "collectors/overflow_dump/dump_path.hpp"
+#include "collectors/overflow_dump/overflow_status.hpp"
 #include "daemon/control/control_client.hpp"
 #include "daemon/control/protocol.hpp"
 #include "daemon/core/json.hpp"
@@ -28,7 +35,10 @@ void usage(std::ostream& out) {
          "  incidents [--device D] [--all]           open (or all recent) incidents\n"
          "  budget                                   the isolation budget (blast-radius limit)\n"
          "  reload                                   reload config and rules\n"
-         "  decode-overflow ...                      decode overflow dumps\n"
+         "  decode-overflow --status N [--kind K]    name the causes of an overflow status\n"
+         "                                           (K: aicore (default), dha, l2)\n"
+         "  decode-overflow FILE.json...             decode converted overflow dumps; the\n"
+         "                                           earliest dump (data_index, timestamp) first\n"
          "The socket defaults to $FAULTD_SOCKET, else /run/faultd/control.sock.\n";
 }
 
@@ -38,6 +48,7 @@ struct Args {
   std::string command;
   std::vector<std::string> positional;
   std::string device, since, reason;
+  std::string status, kind;  // decode-overflow
   size_t limit = 100;
   bool all = false;
 };
@@ -159,6 +170,10 @@ int parse(int argc, char** argv, Args& a) {
       if (!value(a.since)) return kExitUsage;
     } else if (arg == "--reason") {
       if (!value(a.reason)) return kExitUsage;
+    } else if (arg == "--status") {
+      if (!value(a.status)) return kExitUsage;
+    } else if (arg == "--kind") {
+      if (!value(a.kind)) return kExitUsage;
     } else if (arg == "--limit") {
       if (!value(v)) return kExitUsage;
       try {
@@ -181,6 +196,160 @@ int parse(int argc, char** argv, Args& a) {
     }
   }
   return a.command.empty() ? kExitUsage : kExitOk;
+}
+
+// decode-overflow runs locally: it needs no daemon, so it works on a copy of the dumps too.
+namespace ov = faultd::overflow;
+
+std::optional<uint64_t> parse_status(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const std::string digits = hex ? text.substr(2) : text;
+  const auto ok = hex ? std::all_of(digits.begin(), digits.end(), ::isxdigit)
+                      : std::all_of(digits.begin(), digits.end(), ::isdigit);
+  if (!ok || digits.empty() || digits.size() > (hex ? 16u : 19u)) return std::nullopt;
+  return std::stoull(digits, nullptr, hex ? 16 : 10);
+}
+
+nlohmann::json decode_json(const ov::StatusDecode& d) {
+  nlohmann::json causes = nlohmann::json::array();
+  for (const auto& c : d.causes) {
+    causes.push_back({{"code", c.code}, {"text", c.text}, {"known", c.known}});
+  }
+  return {{"kind", ov::short_name(d.kind)},
+          {"record", ov::record_name(d.kind)},
+          {"status", d.status},
+          {"error", d.has_error()},
+          {"causes", causes}};
+}
+
+void print_decode(const ov::StatusDecode& d, const std::string& indent) {
+  std::ostringstream hex;
+  hex << "0x" << std::uppercase << std::hex << std::setw(8) << std::setfill('0') << d.status;
+  std::cout << indent << ov::record_name(d.kind) << " status " << d.status << " = " << hex.str();
+  if (!d.has_error()) {
+    std::cout << ": no error\n";
+    return;
+  }
+  std::cout << ": " << d.cause_codes() << '\n';
+  for (const auto& c : d.causes) {
+    std::cout << indent << "  " << std::left << std::setw(12) << c.code << c.text << '\n';
+  }
+}
+
+struct DecodedFile {
+  std::string path;
+  std::optional<ov::DumpPath> where;
+  ov::DumpDecode dump;
+};
+
+int decode_overflow(const Args& a) {
+  if (!a.status.empty()) {
+    if (!a.positional.empty()) {
+      std::cerr << "faultctl: decode-overflow takes --status or files, not both\n";
+      return kExitUsage;
+    }
+    const auto status = parse_status(a.status);
+    if (!status) {
+      std::cerr << "faultctl: --status needs a non-negative integer (decimal or 0x hex)\n";
+      return kExitUsage;
+    }
+    auto kind = ov::StatusKind::AiCore;
+    if (!a.kind.empty()) {
+      auto k = ov::parse_status_kind(a.kind);
+      if (!k) {
+        std::cerr << "faultctl: --kind must be aicore, dha or l2\n";
+        return kExitUsage;
+      }
+      kind = *k;
+    }
+    const auto d = ov::decode_status(kind, *status);
+    if (a.json) {
+      std::cout << faultd::dump_json(decode_json(d)) << '\n';
+    } else {
+      print_decode(d, "");
+    }
+    return kExitOk;
+  }
+  if (!a.kind.empty()) {
+    std::cerr << "faultctl: --kind goes with --status (a file names its records' kinds)\n";
+    return kExitUsage;
+  }
+  if (a.positional.empty()) {
+    std::cerr << "faultctl: decode-overflow needs --status N or FILE.json\n";
+    return kExitUsage;
+  }
+  std::vector<DecodedFile> files;
+  int rc = kExitOk;
+  for (const auto& path : a.positional) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      std::cerr << "faultctl: cannot read " << path << '\n';
+      rc = kExitFailed;
+      continue;
+    }
+    std::string error;
+    auto dump = ov::parse_dump_json(text.str(), error);
+    if (!dump) {
+      std::cerr << "faultctl: " << path << ": " << error << '\n';
+      rc = kExitFailed;
+      continue;
+    }
+    files.push_back({path, ov::parse_dump_path(path), std::move(*dump)});
+  }
+  // The reference: analyse the dump with the lowest data_index, then the lowest timestamp,
+  // first. Files whose path is not a dump layout keep their order after those that are.
+  std::stable_sort(files.begin(), files.end(), [](const DecodedFile& x, const DecodedFile& y) {
+    if (x.where.has_value() != y.where.has_value()) return x.where.has_value();
+    if (!x.where) return false;
+    return std::tie(x.where->iteration, x.where->timestamp) <
+           std::tie(y.where->iteration, y.where->timestamp);
+  });
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto& f = files[i];
+    if (a.json) {
+      nlohmann::json records = nlohmann::json::array();
+      for (const auto& r : f.dump.records) {
+        auto j = decode_json(r.decoded);
+        j["model_id"] = r.model_id;
+        j["stream_id"] = r.stream_id;
+        j["task_id"] = r.task_id;
+        j["task_type"] = r.task_type;
+        if (r.block_idx) j["block_idx"] = *r.block_idx;
+        records.push_back(std::move(j));
+      }
+      nlohmann::json entry{{"file", f.path}, {"records", records}, {"first", i == 0}};
+      if (f.where) {
+        entry["device"] = f.where->device;
+        entry["model_id"] = f.where->model_id;
+        entry["iteration"] = f.where->iteration;
+        entry["timestamp"] = f.where->timestamp;
+      }
+      out.push_back(std::move(entry));
+      continue;
+    }
+    std::cout << f.path;
+    if (f.where) {
+      std::cout << " (device " << f.where->device << ", data_index " << f.where->iteration
+                << ", timestamp " << f.where->timestamp << ")";
+    }
+    if (i == 0 && files.size() > 1) std::cout << "  <- analyse first";
+    std::cout << '\n';
+    for (const auto& r : f.dump.records) {
+      print_decode(r.decoded, "  ");
+      if (r.decoded.has_error()) {
+        std::cout << "    model_id " << r.model_id << ", stream_id " << r.stream_id << ", task_id "
+                  << r.task_id;
+        if (r.block_idx) std::cout << ", block_idx " << *r.block_idx;
+        std::cout << '\n';
+      }
+    }
+  }
+  if (a.json) std::cout << faultd::dump_json(out) << '\n';
+  return rc;
 }
 
 }  // namespace
@@ -220,8 +389,7 @@ int main(int argc, char** argv) {
     request["device"] = a.positional[0];
     request["reason"] = a.reason;
   } else if (a.command == "decode-overflow") {
-    std::cerr << "faultctl: decode-overflow is not available in this build\n";
-    return kExitFailed;
+    return decode_overflow(a);
   } else {
     std::cerr << "faultctl: unknown command '" << a.command << "'\n";
     usage(std::cerr);
