@@ -51,6 +51,7 @@ struct KmsgSourceConfig {
   std::string boot_id_path = "/proc/sys/kernel/random/boot_id";
   size_t max_records_per_poll = 1024;
   Duration poll_interval = std::chrono::seconds(5);  // retry of a failed open
+  friend bool operator==(const KmsgSourceConfig&, const KmsgSourceConfig&) = default;
 };
 
 // One record header and its message, as parsed from "prio,seq,usec,flags;message".

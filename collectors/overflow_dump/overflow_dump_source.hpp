@@ -55,6 +55,8 @@ struct OverflowDumpSourceConfig {
   Duration settle = std::chrono::seconds(2);
   size_t max_files_per_poll = 1000;
   size_t max_json_bytes = 1024 * 1024;
+  friend bool operator==(const OverflowDumpSourceConfig&,
+                         const OverflowDumpSourceConfig&) = default;
 };
 
 // The record line (without '\n') for a dump at `path`; `decoded` is its companion's content,

@@ -100,6 +100,7 @@ struct SourceSlot {
   std::shared_ptr<Source> source;
   std::unique_ptr<asio::posix::stream_descriptor> wake;
   std::unique_ptr<asio::steady_timer> timer;
+  int wake_source_fd = -1;  // the source's fd that `wake` duplicates
   bool poll_queued = false;
   bool retired = false;
   bool seen = false;  // the store knows this source completed a first scan
@@ -144,6 +145,9 @@ class Daemon final : public ChunkSink {
   // Sources.
   void add_source(const SourceConfig& cfg);
   std::shared_ptr<Source> make_source(const FileSourceConfig& cfg, bool seen);
+  std::shared_ptr<Source> make_source(const KmsgSourceConfig& cfg, bool seen);
+  std::shared_ptr<Source> make_source(const OverflowDumpSourceConfig& cfg, bool seen);
+  void watch_wake_fd(const std::shared_ptr<SourceSlot>& slot);
   PositionLookup position_lookup();
   void arm_wake(const std::shared_ptr<SourceSlot>& slot);
   void arm_timer(const std::shared_ptr<SourceSlot>& slot);
@@ -290,6 +294,30 @@ std::shared_ptr<Source> Daemon::make_source(const FileSourceConfig& cfg, bool se
   return std::make_shared<FileSource>(effective, position_lookup());
 }
 
+std::shared_ptr<Source> Daemon::make_source(const KmsgSourceConfig& cfg, bool) {
+  spdlog::info("source {}: kernel log {}", cfg.name, cfg.path);
+  return std::make_shared<KmsgSource>(cfg, position_lookup());
+}
+
+std::shared_ptr<Source> Daemon::make_source(const OverflowDumpSourceConfig& cfg, bool) {
+  spdlog::info("source {}: overflow dumps under {}", cfg.name, cfg.root);
+  return std::make_shared<OverflowDumpSource>(cfg, position_lookup());
+}
+
+// A source's wake fd may change (the kernel log reopened, or opened late): follow it.
+void Daemon::watch_wake_fd(const std::shared_ptr<SourceSlot>& slot) {
+  const int fd = slot->source->wake_fd();
+  if (fd == slot->wake_source_fd) return;
+  boost::system::error_code ec;
+  if (slot->wake) slot->wake->close(ec);
+  slot->wake.reset();
+  slot->wake_source_fd = fd;
+  if (fd < 0) return;
+  // asio owns a duplicate, so closing it never closes the source's own descriptor.
+  slot->wake = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(fd));
+  arm_wake(slot);
+}
+
 void Daemon::add_source(const SourceConfig& cfg) {
   auto slot = std::make_shared<SourceSlot>();
   slot->config = cfg;
@@ -308,11 +336,7 @@ void Daemon::add_source(const SourceConfig& cfg) {
     return;
   }
   slot->timer = std::make_unique<asio::steady_timer>(io_);
-  if (int fd = slot->source->wake_fd(); fd >= 0) {
-    // asio owns a duplicate, so closing it never closes the source's own descriptor.
-    slot->wake = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(fd));
-    arm_wake(slot);
-  }
+  watch_wake_fd(slot);
   slots_.push_back(slot);
   queue_poll(slot);
   arm_timer(slot);
@@ -356,6 +380,7 @@ void Daemon::poll(const std::shared_ptr<SourceSlot>& slot) {
     slot->source->stats().count_error(SourceErrorKind::Read);
   }
   polling_ = nullptr;
+  watch_wake_fd(slot);
   if (!slot->seen) {
     // The first scan decided where each file starts; make that durable before anything else.
     save_positions();

@@ -12,6 +12,8 @@
 #include <set>
 
 #include "daemon/config/catalogs.hpp"
+#include "daemon/config/kmsg_source_config.hpp"
+#include "daemon/config/overflow_dump_source_config.hpp"
 #include "daemon/core/yaml_check.hpp"
 
 namespace faultd {
@@ -169,14 +171,19 @@ void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
       FileSourceConfig src;
       src.name = *name;
       load_file_source(n, std::move(src), ctx);
-      continue;
+    } else if (type == "kmsg") {
+      if (auto c = load_kmsg_source(n, *name, base_dir, ctx)) cfg.sources.emplace_back(*c);
+    } else if (type == "overflow_dump") {
+      if (auto c = load_overflow_dump_source(n, *name, base_dir, ctx)) cfg.sources.emplace_back(*c);
+    } else {
+      bool known = false;
+      for (const char* t : kSourceTypes) known = known || type == t;
+      ctx.error(n["type"], known ? "source type '" + type +
+                                       "' is not available in this build of faultd (supported: "
+                                       "file, kmsg, overflow_dump)"
+                                 : "unknown source type '" + type +
+                                       "' (one of: file, command, kmsg, overflow_dump)");
     }
-    bool known = false;
-    for (const char* t : kSourceTypes) known = known || type == t;
-    ctx.error(n["type"], known ? "source type '" + type +
-                                     "' is not available in this build of faultd (supported: file)"
-                               : "unknown source type '" + type +
-                                     "' (one of: file, command, kmsg, overflow_dump)");
   }
 }
 

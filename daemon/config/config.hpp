@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "collectors/file/file_source.hpp"
+#include "collectors/kmsg/kmsg_source.hpp"
+#include "collectors/overflow_dump/overflow_dump_source.hpp"
 #include "daemon/actions/action_manager.hpp"
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
@@ -47,7 +49,7 @@ PolicyConfig default_policy();
 
 // One configured source: its type's settings. Each settings type has `name` and `==` (a reload
 // keeps a running source whose settings are equal, with its partial lines and positions).
-using SourceConfig = std::variant<FileSourceConfig>;
+using SourceConfig = std::variant<FileSourceConfig, KmsgSourceConfig, OverflowDumpSourceConfig>;
 const std::string& source_name(const SourceConfig& source);
 
 struct Config {
