@@ -30,6 +30,9 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 constexpr int kExitConfig = 78;
+// The state database cannot be opened (damaged, read-only, newer schema): restarting cannot fix
+// it, so the unit lists this code in RestartPreventExitStatus (EX_CANTCREAT).
+constexpr int kExitStore = 73;
 
 StateMachine::WarnTable warn_table(const PolicyConfig& p) {
   StateMachine::WarnTable w{};
@@ -104,6 +107,7 @@ class Daemon final : public ChunkSink {
   bool on_chunk(const Chunk& chunk) override;
   void apply_transitions(const std::vector<Transition>& transitions,
                          const std::vector<Finding>& causes);
+  void journal_actions(Store::Txn& txn, const Transition& t);
   void on_action_finished(const ActionRecord& record, const HookResult* result);
   std::optional<Transition> commit_transition(
       const std::function<std::optional<Transition>()>& change, Finding* operator_fault);
@@ -360,6 +364,7 @@ bool Daemon::on_chunk(const Chunk& chunk) {
       if (!txn.insert_finding(f)) continue;  // recorded before (a re-read after a crash)
       if (auto t = machine_.on_finding(f, f.time)) {
         txn.apply_transition(*t);
+        journal_actions(txn, *t);
         transitions.push_back(*t);
       }
       fresh.push_back(f);
@@ -385,6 +390,15 @@ bool Daemon::on_chunk(const Chunk& chunk) {
   }
   apply_transitions(transitions, fresh);
   return true;
+}
+
+// The actions a transition asks for are journaled with the finding that caused it: a kill
+// between that commit and the hooks' start must not forget them (resume_journal runs them).
+void Daemon::journal_actions(Store::Txn& txn, const Transition& t) {
+  if (t.to != DeviceState::Warning || t.fault_id == 0) return;
+  for (const auto& name : config_.policy.levels[static_cast<size_t>(t.level)].actions) {
+    if (config_.actions.count(name) != 0) txn.journal_action(name, t.device, t.fault_id, t.time);
+  }
 }
 
 void Daemon::apply_transitions(const std::vector<Transition>& transitions,
@@ -678,6 +692,7 @@ nlohmann::json Daemon::webhook_isolate(const WebhookAlert& alert, const std::str
     if (inserted) {
       if (auto t = machine_.on_finding(f, f.time)) {
         txn.apply_transition(*t);
+        journal_actions(txn, *t);
         transitions.push_back(*t);
       }
     }
@@ -799,7 +814,7 @@ int Daemon::run() {
   if (!load_config()) return kExitConfig;
   spdlog::info("faultd {} on node {}: {} rule(s) from {} file(s)", FAULTD_VERSION, config_.node,
                config_.rules->size(), config_.rule_files.size());
-  if (!open_store()) return 1;
+  if (!open_store()) return kExitStore;
   runner_ = std::make_unique<HookRunner>(io_);
   actions_ = std::make_unique<ActionManager>(
       *runner_, *store_, clock_,
