@@ -67,8 +67,9 @@ void ActionManager::resume_journal() {
     }
     spdlog::info("re-running action {} for device {} fault {}: it was {} when faultd stopped",
                  a.action, a.device, a.fault_id, to_string(a.status));
-    // Already counted against the budget when it first started.
-    launch(cfg->second, *fault, /*by_operator=*/true);
+    // A running one was counted against the budget when it started; a pending one never
+    // started (journaled with its finding just before a crash), so the budget still applies.
+    launch(cfg->second, *fault, /*by_operator=*/a.status == ActionStatus::Running);
   }
 }
 
@@ -144,7 +145,11 @@ void ActionManager::launch(const ActionConfig& action, const Finding& fault, boo
             break;
         }
         if (!result.error.empty()) rec.detail = result.error;
-        save(rec);
+        if (rec.status == ActionStatus::Success) {
+          save_success(rec);
+        } else {
+          save(rec);
+        }
         finish(rec, &result, fault);
       });
 }
@@ -154,6 +159,22 @@ void ActionManager::launch(const ActionConfig& action, const Finding& fault, boo
 void ActionManager::save(const ActionRecord& rec) {
   try {
     store_.update_action(rec);
+  } catch (const StoreError& e) {
+    spdlog::error("action journal: cannot record {} for device {}: {}", rec.action, rec.device,
+                  e.what());
+  }
+}
+
+// A success and the dependents it unlocks are journaled in one transaction: a kill right after
+// the success must not forget them (resume_journal runs pending actions).
+void ActionManager::save_success(const ActionRecord& rec) {
+  try {
+    Store::Txn txn(store_);
+    txn.update_action(rec);
+    for (const auto& [name, cfg] : settings_.actions) {
+      if (cfg.after == rec.action) txn.journal_action(name, rec.device, rec.fault_id, rec.finished);
+    }
+    txn.commit();
   } catch (const StoreError& e) {
     spdlog::error("action journal: cannot record {} for device {}: {}", rec.action, rec.device,
                   e.what());

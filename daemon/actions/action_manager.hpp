@@ -66,6 +66,7 @@ class ActionManager {
   void finish(ActionRecord record, const HookResult* result, const Finding& fault);
   void start_dependents(const std::string& parent, const Finding& fault, bool parent_ok);
   bool isolation_budget_left();
+  void save_success(const ActionRecord& rec);
   void save(const ActionRecord& rec);
   HookInput hook_input(const ActionConfig& action, const Finding& fault) const;
 

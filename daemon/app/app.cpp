@@ -30,6 +30,9 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 constexpr int kExitConfig = 78;
+// The state database cannot be opened (damaged, read-only, newer schema): restarting cannot fix
+// it, so the unit lists this code in RestartPreventExitStatus (EX_CANTCREAT).
+constexpr int kExitStore = 73;
 
 StateMachine::WarnTable warn_table(const PolicyConfig& p) {
   StateMachine::WarnTable w{};
@@ -132,11 +135,13 @@ class Daemon final : public ChunkSink {
   // The pipeline.
   bool on_chunk(const Chunk& chunk) override;
   void record(Store::Txn& txn, Finding& f, Outcome& out);
+  void commit(Store::Txn& txn, const Transition& t, Outcome& out);
   void report(const Outcome& out);
   void tick_lifecycle();
   void reload_state();
   void apply_transitions(const std::vector<Transition>& transitions,
                          const std::vector<Finding>& causes);
+  void journal_actions(Store::Txn& txn, const Transition& t);
   void on_action_finished(const ActionRecord& record, const HookResult* result);
   void on_diagnosis(const ActionRecord& record);
   std::optional<Transition> commit_transition(
@@ -460,6 +465,14 @@ bool Daemon::on_chunk(const Chunk& chunk) {
   return true;
 }
 
+// A transition made inside a chunk's (or tick's) transaction: stored with the actions it asks
+// for, and reported once the transaction commits.
+void Daemon::commit(Store::Txn& txn, const Transition& t, Outcome& out) {
+  txn.apply_transition(t);
+  journal_actions(txn, t);
+  out.transitions.push_back(t);
+}
+
 void Daemon::reload_state() {
   machine_.load(store_->load_devices());
   lifecycle_.load(store_->load_incidents(clock_.now() - lifecycle_memory(config_.policy)));
@@ -481,8 +494,7 @@ void Daemon::record(Store::Txn& txn, Finding& f, Outcome& out) {
       return;
     case Kind::Recovery:
       if (auto t = machine_.recover(f.device, f.code, "recovered: " + f.rule, f.time)) {
-        txn.apply_transition(*t);
-        out.transitions.push_back(*t);
+        commit(txn, *t, out);
       }
       break;
     case Kind::Storm:
@@ -511,8 +523,7 @@ void Daemon::record(Store::Txn& txn, Finding& f, Outcome& out) {
       if (!d.escalation.empty()) out.escalations.push_back(d.level);
       if (auto t = machine_.on_finding(effective, f.time)) {
         if (!d.escalation.empty()) t->reason = f.rule + " (" + d.escalation + ")";
-        txn.apply_transition(*t);
-        out.transitions.push_back(*t);
+        commit(txn, *t, out);
       }
       break;
     }
@@ -569,8 +580,7 @@ void Daemon::tick_lifecycle() {
         if (t) out.fresh.push_back(*f);
       }
       if (t) {
-        txn.apply_transition(*t);
-        out.transitions.push_back(*t);
+        commit(txn, *t, out);
       }
     }
     for (const auto& i : lifecycle_.take_dirty()) txn.save_incident(i);
@@ -587,6 +597,15 @@ void Daemon::tick_lifecycle() {
   for (auto level : out.escalations) metrics_.on_escalation(level);
   metrics_.on_incidents_open(lifecycle_.open_incidents().size());
   apply_transitions(out.transitions, out.fresh);
+}
+
+// The actions a transition asks for are journaled with the finding that caused it: a kill
+// between that commit and the hooks' start must not forget them (resume_journal runs them).
+void Daemon::journal_actions(Store::Txn& txn, const Transition& t) {
+  if (t.to != DeviceState::Warning || t.fault_id == 0) return;
+  for (const auto& name : config_.policy.levels[static_cast<size_t>(t.level)].actions) {
+    if (config_.actions.count(name) != 0) txn.journal_action(name, t.device, t.fault_id, t.time);
+  }
 }
 
 void Daemon::apply_transitions(const std::vector<Transition>& transitions,
@@ -1021,6 +1040,7 @@ nlohmann::json Daemon::webhook_isolate(const WebhookAlert& alert, const std::str
     if (inserted) {
       if (auto t = machine_.on_finding(f, f.time)) {
         txn.apply_transition(*t);
+        journal_actions(txn, *t);
         transitions.push_back(*t);
       }
     }
@@ -1145,7 +1165,7 @@ int Daemon::run() {
   if (!load_config()) return kExitConfig;
   spdlog::info("faultd {} on node {}: {} rule(s) from {} file(s)", FAULTD_VERSION, config_.node,
                config_.rules->size(), config_.rule_files.size());
-  if (!open_store()) return 1;
+  if (!open_store()) return kExitStore;
   runner_ = std::make_unique<HookRunner>(io_);
   actions_ = std::make_unique<ActionManager>(
       *runner_, *store_, clock_,

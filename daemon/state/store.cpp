@@ -578,6 +578,15 @@ void Store::Txn::save_position(const ReadPosition& p) {
   });
 }
 
+void Store::Txn::journal_action(const std::string& action, const std::string& device,
+                                int64_t fault_id, TimePoint now) {
+  guarded("journal action", [&] { store_.ensure_action(action, device, fault_id, now); });
+}
+
+void Store::Txn::update_action(const ActionRecord& a) {
+  guarded("update action", [&] { store_.update_action(a); });
+}
+
 void Store::Txn::commit() {
   if (done_) throw StoreError(store_.path_ + ": commit: the transaction is already finished");
   done_ = true;

@@ -117,6 +117,11 @@ class Store {
     void save_incident(const Incident& i);  // insert or update by id
     // Diagnosis verdict and acknowledgement of a device row (no transition).
     void mark_device(const DeviceRecord& d);
+    // Journals `action` as Pending for the fault (see ensure_action) in this transaction, so a
+    // crash between the commit and the hook's start leaves it for resume_journal to run.
+    void journal_action(const std::string& action, const std::string& device, int64_t fault_id,
+                        TimePoint now);
+    void update_action(const ActionRecord& a);  // as Store::update_action, in this transaction
     void commit();  // throws StoreError; the transaction is rolled back then
 
    private:
