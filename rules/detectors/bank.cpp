@@ -145,6 +145,20 @@ std::optional<Finding> DetectorBank::observe(const Finding& match, TimePoint now
   return verdict(s, *v, now);
 }
 
+void DetectorBank::apply(std::vector<Finding>& findings, TimePoint now) {
+  size_t kept = 0;
+  for (size_t i = 0; i < findings.size(); ++i) {
+    if (findings[i].detector_input) {
+      auto v = observe(findings[i], now);
+      if (!v) continue;
+      findings[i] = std::move(*v);
+    }
+    if (kept != i) findings[kept] = std::move(findings[i]);
+    ++kept;
+  }
+  findings.resize(kept);
+}
+
 std::vector<Finding> DetectorBank::tick(TimePoint now) {
   std::vector<Series*> due;
   std::vector<detect::Verdict> verdicts;

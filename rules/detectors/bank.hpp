@@ -55,6 +55,9 @@ class DetectorBank {
   // A match of a detector rule (Finding::detector_input, with its fields). Returns the verdict
   // it completes, if any. Matches of rules the bank does not know are ignored.
   std::optional<Finding> observe(const Finding& match, TimePoint now);
+  // Replaces the detector inputs among `findings` by the verdicts they complete (in place,
+  // order kept); other findings stay. What the app and --replay do with a scan's output.
+  void apply(std::vector<Finding>& findings, TimePoint now);
   // Time-based verdicts (stalls) as of `now`.
   std::vector<Finding> tick(TimePoint now);
 
