@@ -102,7 +102,8 @@ void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
 std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
   const size_t errors_before = ctx.errors->size();
   if (!yaml::check_map(node, "rule",
-                       {"id", "description", "sources", "match", "device", "fault", "mode"}, ctx)) {
+                       {"id", "description", "sources", "match", "device", "fault", "mode", "detect"},
+                       ctx)) {
     return std::nullopt;
   }
   RuleSpec spec;
@@ -142,6 +143,8 @@ std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
       ctx.error(node["mode"], "mode must be 'enforce' or 'shadow'");
     }
   }
+  if (!absent(node["detect"]))
+    spec.detect = parse_detector_spec(node["detect"], ctx.file, *ctx.errors);
 
   if (ctx.errors->size() != errors_before) return std::nullopt;
   return spec;

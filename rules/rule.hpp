@@ -21,6 +21,8 @@
 //     name is missing or empty. A device that fails is_valid_device_id is dropped (the finding is
 //     kept, without device, and counted); a code is upper-cased with any 0x prefix removed.
 //   - Within one line, findings come in rule order; a rule yields at most one finding per line.
+//   - A rule with `detect:` yields findings marked `detector_input`, with `fields` = its named
+//     captures plus the chunk's path fields (values as text): input for the DetectorBank.
 //
 // Threading: a RuleSet is immutable and may be shared across threads; scan() keeps no state.
 #pragma once
@@ -35,6 +37,7 @@
 
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
+#include "rules/detectors/spec.hpp"
 
 namespace faultd {
 
@@ -54,6 +57,8 @@ struct RuleSpec {
   // `mode: shadow`: findings are journaled and counted, but change no device and start nothing
   // (to try a new rule on a live fleet).
   bool shadow = false;
+  // `detect:`: the rule's matches feed this stateful detector instead of being faults.
+  std::optional<DetectorSpec> detect;
   // Where it was defined, for errors found after loading (duplicate ids, ...).
   std::string file;
   int line = 0;
@@ -95,6 +100,8 @@ class RuleSet {
   size_t size() const;
   std::vector<std::string> rule_ids() const;
   std::vector<std::string> shadow_rule_ids() const;
+  // The rules with a `detect:` block, in rule order: what a DetectorBank is configured with.
+  std::vector<std::pair<std::string, DetectorSpec>> detectors() const;
   // sha256 (hex) over the canonical form of all rules: the `ruleset_sha256` of build_info.
   const std::string& sha256() const;
   // Warnings that are not errors (e.g. a regex-only rule without a literal prefilter).

@@ -141,6 +141,7 @@ std::string canonical_form(const std::vector<CompiledRule>& rules) {
     put(out, "code", s->code);
     put(out, "fault_level", s->fault_level ? to_string(*s->fault_level) : "");
     if (s->shadow) put(out, "mode", "shadow");
+    if (s->detect) put(out, "detect", s->detect->canonical());
   }
   return out;
 }
@@ -286,6 +287,11 @@ class Scanner {
     return std::nullopt;
   }
 
+  bool field_captured(std::string_view name) const {
+    return std::any_of(captures_.begin(), captures_.end(),
+                       [name](const auto& c) { return c.first == name; });
+  }
+
   void emit(const CompiledRule& rule, std::string_view line, size_t start, uint64_t line_number) {
     auto lookup = [this](std::string_view name) { return field(name); };
     Finding f;
@@ -313,6 +319,15 @@ class Scanner {
     f.text = evidence(line);
     f.time = now_;
     f.noticed = chunk_.noticed;
+    if (rule.spec.detect) {
+      f.detector_input = true;
+      for (const auto& [name, value] : captures_) f.fields.emplace_back(name, value);
+      if (chunk_.path_fields != nullptr) {
+        for (const auto& [name, value] : *chunk_.path_fields) {
+          if (!field_captured(name)) f.fields.emplace_back(name, value);
+        }
+      }
+    }
     out_.push_back(std::move(f));
     ++stats_.findings;
   }
@@ -418,6 +433,14 @@ std::vector<std::string> RuleSet::shadow_rule_ids() const {
     if (r.spec.shadow) ids.push_back(r.spec.id);
   }
   return ids;
+}
+
+std::vector<std::pair<std::string, DetectorSpec>> RuleSet::detectors() const {
+  std::vector<std::pair<std::string, DetectorSpec>> out;
+  for (const auto& r : impl_->rules) {
+    if (r.spec.detect) out.emplace_back(r.spec.id, *r.spec.detect);
+  }
+  return out;
 }
 
 const std::string& RuleSet::sha256() const { return impl_->sha256; }

@@ -22,6 +22,7 @@
 #include "daemon/export/metrics.hpp"
 #include "daemon/state/state_machine.hpp"
 #include "daemon/state/store.hpp"
+#include "rules/detectors/bank.hpp"
 
 namespace faultd {
 namespace {
@@ -33,6 +34,7 @@ constexpr int kExitConfig = 78;
 // The state database cannot be opened (damaged, read-only, newer schema): restarting cannot fix
 // it, so the unit lists this code in RestartPreventExitStatus (EX_CANTCREAT).
 constexpr int kExitStore = 73;
+constexpr auto kDetectorTick = std::chrono::seconds(1);
 
 StateMachine::WarnTable warn_table(const PolicyConfig& p) {
   StateMachine::WarnTable w{};
@@ -139,6 +141,8 @@ class Daemon final : public ChunkSink {
   void report(const Outcome& out);
   void tick_lifecycle();
   void reload_state();
+  bool commit_findings(std::vector<Finding>& findings, const ReadPosition* position);
+  void arm_detector_tick();
   void apply_transitions(const std::vector<Transition>& transitions,
                          const std::vector<Finding>& causes);
   void journal_actions(Store::Txn& txn, const Transition& t);
@@ -200,6 +204,9 @@ class Daemon final : public ChunkSink {
   std::vector<std::shared_ptr<SourceSlot>> slots_;
   Source* polling_ = nullptr;      // the source whose chunk is being handled
   std::vector<Finding> findings_;  // reused per chunk
+  DetectorBank detectors_;         // state of the training-numerics detectors
+  asio::steady_timer detector_timer_{io_};
+  bool detector_tick_armed_ = false;
   bool stopping_ = false;
 };
 
@@ -244,6 +251,8 @@ bool Daemon::open_store() {
 }
 
 bool Daemon::start_metrics() {
+  detectors_.configure(*config_.rules);
+  arm_detector_tick();
   metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
   metrics_.on_actions_configured(action_names(config_));
   if (config_.metrics_listen.empty()) return true;
@@ -435,26 +444,37 @@ void Daemon::save_positions() {
 bool Daemon::on_chunk(const Chunk& chunk) {
   findings_.clear();
   ScanStats stats;
-  config_.rules->scan(chunk, clock_.now(), findings_, &stats);
+  const TimePoint now = clock_.now();
+  config_.rules->scan(chunk, now, findings_, &stats);
   if (stats.device_refused > 0 && polling_ != nullptr) {
     for (uint64_t i = 0; i < stats.device_refused; ++i) {
       polling_->stats().count_error(SourceErrorKind::Device);
     }
   }
+  if (detectors_.active() && !findings_.empty()) {
+    detectors_.apply(findings_, now);  // detector inputs → only the verdicts they complete
+    metrics_.on_numerics(detectors_.series_stats());
+  }
   if (findings_.empty()) return true;  // the position is saved with the next periodic save
+  const ReadPosition position{std::string(chunk.source), std::string(chunk.path), chunk.identity,
+                              chunk.end_offset, chunk.end_line};
+  return commit_findings(findings_, &position);
+}
 
+// Journals findings (with the read position that produced them, if any) in one transaction,
+// then reports and acts on them. False when the store failed: the caller reads them again.
+bool Daemon::commit_findings(std::vector<Finding>& findings, const ReadPosition* position) {
   Outcome out;
   try {
     Store::Txn txn(*store_);
-    for (auto& f : findings_) record(txn, f, out);
+    for (auto& f : findings) record(txn, f, out);
     for (const auto& i : lifecycle_.take_dirty()) txn.save_incident(i);
-    txn.save_position(ReadPosition{std::string(chunk.source), std::string(chunk.path),
-                                   chunk.identity, chunk.end_offset, chunk.end_line});
+    if (position != nullptr) txn.save_position(*position);
     txn.commit();
   } catch (const StoreError& e) {
     metrics_.on_store_error();
     spdlog::error("state store: cannot record {} finding(s) from {}: {}; will read them again",
-                  findings_.size(), chunk.path, e.what());
+                  findings.size(), position != nullptr ? position->path : "detectors", e.what());
     try {
       reload_state();  // the store is the truth
     } catch (const StoreError&) {
@@ -606,6 +626,21 @@ void Daemon::journal_actions(Store::Txn& txn, const Transition& t) {
   for (const auto& name : config_.policy.levels[static_cast<size_t>(t.level)].actions) {
     if (config_.actions.count(name) != 0) txn.journal_action(name, t.device, t.fault_id, t.time);
   }
+}
+
+// Time-based detector verdicts (stalls). The timer runs only while a detector rule is loaded,
+// so an idle faultd without them stays idle.
+void Daemon::arm_detector_tick() {
+  if (!detectors_.active() || detector_tick_armed_ || stopping_) return;
+  detector_tick_armed_ = true;
+  detector_timer_.expires_after(kDetectorTick);
+  detector_timer_.async_wait([this](boost::system::error_code ec) {
+    detector_tick_armed_ = false;
+    if (ec || stopping_) return;
+    auto verdicts = detectors_.tick(clock_.now());
+    if (!verdicts.empty()) commit_findings(verdicts, nullptr);
+    arm_detector_tick();
+  });
 }
 
 void Daemon::apply_transitions(const std::vector<Transition>& transitions,
@@ -1113,6 +1148,9 @@ std::string Daemon::reload() {
   publish_budget();
   for (const auto& a : added) add_source(a);
   publish_sources();
+  detectors_.configure(*config_.rules);  // unchanged detector rules keep their state
+  if (!detectors_.active()) detector_timer_.cancel();
+  arm_detector_tick();
   metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
   metrics_.on_actions_configured(action_names(config_));
   metrics_.on_reload(true);
@@ -1158,6 +1196,7 @@ void Daemon::shutdown() {
   signals_.cancel();
   save_timer_.cancel();
   watchdog_timer_.cancel();
+  detector_timer_.cancel();
   io_.stop();
 }
 

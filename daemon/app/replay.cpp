@@ -11,6 +11,7 @@
 
 #include "collectors/file/file_source.hpp"
 #include "daemon/core/json.hpp"
+#include "rules/detectors/bank.hpp"
 
 namespace faultd {
 namespace {
@@ -87,6 +88,8 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
   uint64_t line = 1;
   bool skipping = false;  // inside the discarded tail of an over-long line
   std::vector<Finding> findings;
+  DetectorBank detectors;  // a file's step lines are one job's series: their state stays here
+  detectors.configure(*config.rules);
   Printer printer(out);
   auto scan = [&](std::string_view data, uint64_t start, uint64_t end_offset) {
     Chunk c;
@@ -100,7 +103,9 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
     const uint64_t newlines = static_cast<uint64_t>(std::count(data.begin(), data.end(), '\n'));
     c.end_line = line + newlines - 1 + (data.empty() || data.back() == '\n' ? 0 : 1);
     findings.clear();
-    config.rules->scan(c, SystemClock::now(), findings);
+    const TimePoint now = SystemClock::now();
+    config.rules->scan(c, now, findings);
+    detectors.apply(findings, now);
     printer.print(findings);
     sum.findings += findings.size();
     sum.lines += newlines + (data.empty() || data.back() == '\n' ? 0 : 1);

@@ -17,6 +17,11 @@ nlohmann::json to_json(const Finding& f) {
       {"time", format_time(f.time)},
   };
   if (f.id != 0) j["id"] = f.id;
+  if (!f.annotations.empty()) {
+    nlohmann::json a = nlohmann::json::object();
+    for (const auto& [key, value] : f.annotations) a[key] = value;
+    j["annotations"] = std::move(a);
+  }
   return j;
 }
 

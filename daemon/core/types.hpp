@@ -113,6 +113,9 @@ struct Finding {
   // Knowledge attached by the rule for operators (e.g. a FaultDiag entry's id, cause and
   // suggestion), shown by `faultctl events`; never a metric label.
   Fields annotations;
+  // A match of a detector rule (RuleSpec::detect): input for the DetectorBank, never journaled
+  // as a fault itself; `fields` holds its captures.
+  bool detector_input = false;
 };
 inline constexpr size_t kMaxEvidenceBytes = 4096;
 

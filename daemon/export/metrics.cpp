@@ -174,11 +174,55 @@ class Metrics::WebhookRequests final : public pm::Collectable {
   CountsFn counts_;
 };
 
+// faultd_training_*{device,rank}: what the training logs' step lines showed, per series. The
+// labels are validated ids and bounded by the DetectorBank's series cap.
+class Metrics::Numerics final : public pm::Collectable {
+ public:
+  void set(std::vector<DetectorBank::SeriesStats> series) {
+    std::lock_guard lock(mu_);
+    series_ = std::move(series);
+  }
+  std::vector<pm::MetricFamily> Collect() const override {
+    std::lock_guard lock(mu_);
+    if (series_.empty()) return {};
+    auto step = family("faultd_training_last_step", "Last training step seen per series.",
+                       pm::MetricType::Gauge);
+    auto step_time = family("faultd_training_last_step_timestamp_seconds",
+                            "When the last new step of a series was seen (for stall alerts).",
+                            pm::MetricType::Gauge);
+    auto overflow =
+        family("faultd_training_overflow_steps_total",
+               "Step lines that reported an overflow (skipped step).", pm::MetricType::Counter);
+    auto drops = family("faultd_training_loss_scale_drops_total", "Times the loss scale went down.",
+                        pm::MetricType::Counter);
+    for (const auto& s : series_) {
+      const std::vector<pm::ClientMetric::Label> labels = {{"device", s.device}, {"rank", s.rank}};
+      if (s.last_step) {
+        step.metric.push_back(
+            sample(labels, static_cast<double>(*s.last_step), pm::MetricType::Gauge));
+        step_time.metric.push_back(
+            sample(labels, static_cast<double>(to_unix_ms(s.last_step_time)) / 1000.0,
+                   pm::MetricType::Gauge));
+      }
+      overflow.metric.push_back(
+          sample(labels, static_cast<double>(s.overflow_steps), pm::MetricType::Counter));
+      drops.metric.push_back(
+          sample(labels, static_cast<double>(s.scale_drops), pm::MetricType::Counter));
+    }
+    return {std::move(step), std::move(step_time), std::move(overflow), std::move(drops)};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<DetectorBank::SeriesStats> series_;
+};
+
 Metrics::Metrics()
     : registry_(std::make_shared<pm::Registry>()),
       device_states_(std::make_shared<DeviceStates>()),
       source_health_(std::make_shared<SourceHealth>()),
-      webhook_requests_(std::make_shared<WebhookRequests>()) {
+      webhook_requests_(std::make_shared<WebhookRequests>()),
+      numerics_(std::make_shared<Numerics>()) {
   auto& r = *registry_;
   faults_ = &pm::BuildCounter()
                  .Name("faultd_faults_total")
@@ -188,6 +232,10 @@ Metrics::Metrics()
                        .Name("faultd_rule_matches_total")
                        .Help("Findings recorded per rule (every loaded rule starts at 0).")
                        .Register(r);
+  detector_findings_ = &pm::BuildCounter()
+                            .Name("faultd_detector_findings_total")
+                            .Help("Verdicts of the stateful detectors, by rule and detector type.")
+                            .Register(r);
   actions_ = &pm::BuildCounter()
                   .Name("faultd_actions_total")
                   .Help("Hook runs by action and result (success, failure, timeout, skipped).")
@@ -270,6 +318,7 @@ void Metrics::serve(const std::string& listen) {
   exposer_->RegisterCollectable(device_states_);
   exposer_->RegisterCollectable(source_health_);
   exposer_->RegisterCollectable(webhook_requests_);
+  exposer_->RegisterCollectable(numerics_);
 }
 
 std::vector<int> Metrics::listening_ports() const {
@@ -292,6 +341,10 @@ void Metrics::on_finding(const Finding& f, TimePoint committed) {
              {"code", code_label(f.code)}})
       .Increment();
   rule_matches_->Add({{"rule", f.rule}}).Increment();
+  for (const auto& [key, value] : f.annotations) {
+    if (key == "detector")
+      detector_findings_->Add({{"rule", f.rule}, {"detector", value}}).Increment();
+  }
   if (f.noticed != TimePoint{}) {
     detection_latency_->Observe(std::max(0.0, seconds(committed - f.noticed)));
   }
@@ -358,6 +411,10 @@ void Metrics::set_sources(std::vector<std::shared_ptr<Source>> sources) {
   source_health_->set(std::move(sources));
 }
 
+void Metrics::on_numerics(std::vector<DetectorBank::SeriesStats> series) {
+  numerics_->set(std::move(series));
+}
+
 void Metrics::set_webhook_counts(CountsFn counts) { webhook_requests_->set(std::move(counts)); }
 
 std::string Metrics::render() const {
@@ -365,6 +422,7 @@ std::string Metrics::render() const {
   for (auto& f : device_states_->Collect()) all.push_back(std::move(f));
   for (auto& f : source_health_->Collect()) all.push_back(std::move(f));
   for (auto& f : webhook_requests_->Collect()) all.push_back(std::move(f));
+  for (auto& f : numerics_->Collect()) all.push_back(std::move(f));
   return pm::TextSerializer().Serialize(all);
 }
 

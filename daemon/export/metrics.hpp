@@ -18,6 +18,7 @@
 #include "collectors/collector.hpp"
 #include "daemon/core/types.hpp"
 #include "daemon/state/store.hpp"
+#include "rules/detectors/bank.hpp"
 
 namespace prometheus {
 class Registry;
@@ -66,6 +67,10 @@ class Metrics {
   using CountsFn = std::function<std::vector<std::pair<std::string_view, uint64_t>>()>;
   void set_webhook_counts(CountsFn counts);
 
+  // Training numerics per (device, rank), from the DetectorBank: last step seen (and when),
+  // overflow steps, loss-scale drops. Replaces the previous snapshot.
+  void on_numerics(std::vector<DetectorBank::SeriesStats> series);
+
   // The text exposition, as a scrape would see it (for tests and `faultctl`).
   std::string render() const;
 
@@ -73,15 +78,18 @@ class Metrics {
   class DeviceStates;
   class SourceHealth;
   class WebhookRequests;
+  class Numerics;
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<DeviceStates> device_states_;
   std::shared_ptr<SourceHealth> source_health_;
   std::shared_ptr<WebhookRequests> webhook_requests_;
+  std::shared_ptr<Numerics> numerics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 
   prometheus::Family<prometheus::Counter>* faults_ = nullptr;
   prometheus::Family<prometheus::Counter>* rule_matches_ = nullptr;
+  prometheus::Family<prometheus::Counter>* detector_findings_ = nullptr;
   prometheus::Family<prometheus::Counter>* actions_ = nullptr;
   prometheus::Family<prometheus::Histogram>* action_duration_ = nullptr;
   prometheus::Family<prometheus::Counter>* reloads_ = nullptr;

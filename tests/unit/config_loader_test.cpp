@@ -124,7 +124,7 @@ include: ["missing.yaml"]
   CHECK_THAT(errors, Catch::Contains(f + ":5:54: 'scan_interval' must be a duration"));
   CHECK_THAT(errors, Catch::Contains(f + ":6:13: duplicate source name 'plog'"));
   CHECK_THAT(errors, Catch::Contains(f + ":6:50: invalid RE2 in path_fields"));
-  CHECK_THAT(errors, Catch::Contains(f + ":7:29: unknown key 'colour'"));
+  CHECK_THAT(errors, Catch::Contains(f + ":7:28: unknown key 'colour'"));
   CHECK_THAT(errors, Catch::Contains(f + ":8:22: unknown source type 'journal'"));
   CHECK_THAT(errors, Catch::Contains("runs after unknown action 'isolat'"));
   CHECK_THAT(errors, Catch::Contains("is part of an 'after' cycle"));

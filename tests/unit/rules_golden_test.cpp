@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include <re2/re2.h>
 #include <nlohmann/json.hpp>
 
+#include "rules/detectors/bank.hpp"
 #include "rules/rule.hpp"
 
 namespace fs = std::filesystem;
@@ -107,6 +109,30 @@ std::vector<Finding> scan_in_chunks(const RuleSet& set, const std::string& data,
   return out;
 }
 
+// What the app journals: plain findings as they are, detector inputs through a DetectorBank
+// (line N is taken to arrive N seconds after the start), then, if the case has a `tick_after`
+// file, the bank's tick that long after the last line.
+std::vector<Finding> through_detectors(const RuleSet& set, const std::vector<Finding>& raw,
+                                       const std::optional<Duration>& tick_after,
+                                       uint64_t last_line) {
+  const TimePoint start = TimePoint{} + std::chrono::hours(24 * 365 * 50);
+  auto at = [&](uint64_t line) { return start + std::chrono::seconds(line); };
+  DetectorBank bank;
+  bank.configure(set);
+  std::vector<Finding> out;
+  for (const auto& f : raw) {
+    if (!f.detector_input) {
+      out.push_back(f);
+    } else if (auto v = bank.observe(f, at(f.line))) {
+      out.push_back(std::move(*v));
+    }
+  }
+  if (tick_after) {
+    for (auto& v : bank.tick(at(last_line) + *tick_after)) out.push_back(std::move(v));
+  }
+  return out;
+}
+
 std::string describe(const std::vector<Finding>& findings) {
   std::string out;
   for (const auto& f : findings) {
@@ -146,8 +172,17 @@ TEST_CASE("golden: each case gives exactly its expected findings, whole or in ch
         expected.push_back(nlohmann::json::parse(line));
       }
 
+      std::optional<Duration> tick_after;
+      if (fs::exists(dir / "tick_after")) {
+        tick_after = parse_duration(text_lines(read_all(dir / "tick_after")).at(0));
+        REQUIRE(tick_after);
+      }
+      const auto last_line = static_cast<uint64_t>(std::count(data.begin(), data.end(), '\n'));
+
       for (size_t lines_per_chunk : {size_t{0}, size_t{1}, size_t{7}}) {
-        const auto found = scan_in_chunks(*set, data, source, path, fields, lines_per_chunk);
+        const auto found = through_detectors(
+            *set, scan_in_chunks(*set, data, source, path, fields, lines_per_chunk), tick_after,
+            last_line);
         INFO("lines per chunk: " << lines_per_chunk << "\nfound:\n" << describe(found));
         REQUIRE(found.size() == expected.size());
         for (size_t i = 0; i < found.size(); ++i) {

@@ -1,0 +1,269 @@
+#include "rules/detectors/bank.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace faultd {
+
+using namespace std::chrono_literals;
+
+struct DetectorBank::Series {
+  std::string rule;
+  std::string device;
+  std::string rank;
+  std::unique_ptr<detect::Detector> detector;
+  std::list<std::string>::iterator lru;
+  int64_t ordinal = 0;
+  std::optional<int64_t> last_step;
+  TimePoint last_seen{};
+  std::optional<TimePoint> last_verdict;
+  Finding last_match;  // what a tick verdict is attributed to
+};
+
+struct DetectorBank::Labels {
+  SeriesStats stats;
+  TimePoint updated{};
+  // The lines last counted, so the rules that share a line count it once.
+  std::pair<std::string, uint64_t> overflow_at{"", UINT64_MAX};
+  std::pair<std::string, uint64_t> scale_at{"", UINT64_MAX};
+  std::optional<double> scale;
+};
+
+namespace {
+
+std::optional<std::string_view> field(const Finding& f, std::string_view name) {
+  for (const auto& [n, v] : f.fields) {
+    if (n == name) return std::string_view(v);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> step_of(const Finding& f) {
+  const auto text = field(f, "step");
+  if (!text) return std::nullopt;
+  const auto v = detect::parse_number(*text);
+  if (!v || !(*v >= 0) || *v > 9e15) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
+bool truthy(std::string_view v) {
+  return !(v.empty() || v == "False" || v == "false" || v == "0" || v == "no" || v == "None");
+}
+
+}  // namespace
+
+DetectorBank::DetectorBank(size_t max_series) : max_series_(std::max<size_t>(max_series, 1)) {}
+DetectorBank::~DetectorBank() = default;
+
+void DetectorBank::configure(const std::vector<std::pair<std::string, DetectorSpec>>& rules) {
+  std::unordered_map<std::string, DetectorSpec> next(rules.begin(), rules.end());
+  for (auto it = series_.begin(); it != series_.end();) {
+    const auto old_spec = specs_.find(it->second->rule);
+    const auto new_spec = next.find(it->second->rule);
+    if (new_spec != next.end() && old_spec != specs_.end() &&
+        old_spec->second == new_spec->second) {
+      ++it;
+      continue;
+    }
+    lru_.erase(it->second->lru);
+    it = series_.erase(it);
+  }
+  specs_ = std::move(next);
+  if (specs_.empty()) labels_.clear();
+}
+
+DetectorBank::Series& DetectorBank::series_for(const std::string& key, const std::string& rule) {
+  if (auto it = series_.find(key); it != series_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second->lru);
+    return *it->second;
+  }
+  while (series_.size() >= max_series_ && !lru_.empty()) {
+    series_.erase(lru_.back());
+    lru_.pop_back();
+    ++counters_.evicted;
+  }
+  auto s = std::make_unique<Series>();
+  s->rule = rule;
+  s->detector = detect::make_detector(specs_.at(rule));
+  lru_.push_front(key);
+  s->lru = lru_.begin();
+  return *series_.emplace(key, std::move(s)).first->second;
+}
+
+std::optional<Finding> DetectorBank::observe(const Finding& match, TimePoint now) {
+  const auto spec_it = specs_.find(match.rule);
+  if (spec_it == specs_.end()) return std::nullopt;
+  const DetectorSpec& spec = spec_it->second;
+
+  std::string rank;
+  if (auto r = field(match, "rank"); r && !r->empty()) {
+    if (is_valid_device_id(*r)) {
+      rank = std::string(*r);
+    } else {
+      ++counters_.refused_ranks;
+    }
+  }
+  std::string device = match.device;
+  if (device.empty() && !rank.empty()) {
+    if (spec.rank_identity) {
+      device = rank;
+    } else if (auto it = spec.rank_device.find(rank); it != spec.rank_device.end()) {
+      device = it->second;
+    }
+  }
+  const auto job = field(match, "job");
+  std::string key = match.rule;
+  key += '\x1f';
+  if (!spec.per_device || device.empty()) {
+    key.append(job && !job->empty() ? *job : std::string_view(match.file));
+    key += '\x1f';
+    key += rank;
+  }
+  key += '\x1f';
+  key += device;
+
+  Series& s = series_for(key, match.rule);
+  s.device = device;
+  s.rank = spec.per_device ? std::string() : rank;
+  const auto step = step_of(match);
+  if (step && s.last_step && *step < *s.last_step && !spec.per_device) {
+    // The step went back: a new run (or a resume from a checkpoint) in the same series.
+    s.detector = detect::make_detector(spec);
+    s.ordinal = 0;
+  }
+  ++s.ordinal;
+  if (step) s.last_step = step;
+  s.last_seen = now;
+  s.last_match = match;
+  s.last_match.device = device;
+
+  detect::Sample sample{now, step.value_or(s.ordinal), step.has_value(), &match.fields};
+  count_numbers(match, device, rank, sample, step.has_value(), now);
+  auto v = s.detector->observe(sample);
+  if (!v) return std::nullopt;
+  return verdict(s, *v, now);
+}
+
+void DetectorBank::apply(std::vector<Finding>& findings, TimePoint now) {
+  size_t kept = 0;
+  for (size_t i = 0; i < findings.size(); ++i) {
+    if (findings[i].detector_input) {
+      auto v = observe(findings[i], now);
+      if (!v) continue;
+      findings[i] = std::move(*v);
+    }
+    if (kept != i) findings[kept] = std::move(findings[i]);
+    ++kept;
+  }
+  findings.resize(kept);
+}
+
+std::vector<Finding> DetectorBank::tick(TimePoint now) {
+  std::vector<Series*> due;
+  std::vector<detect::Verdict> verdicts;
+  for (auto& [key, s] : series_) {
+    if (auto v = s->detector->tick(now)) {
+      due.push_back(s.get());
+      verdicts.push_back(std::move(*v));
+    }
+  }
+  std::vector<Finding> out;
+  for (size_t i = 0; i < due.size(); ++i) {
+    if (auto f = verdict(*due[i], verdicts[i], now)) out.push_back(std::move(*f));
+  }
+  return out;
+}
+
+std::optional<Finding> DetectorBank::verdict(Series& s, const detect::Verdict& v, TimePoint now) {
+  const DetectorSpec& spec = specs_.at(s.rule);
+  s.last_verdict = now;
+  // Storm: how many of this rule's live series have a verdict within the storm window.
+  size_t firing = 0, live = 0;
+  const TimePoint live_since = now - std::max<Duration>(spec.storm_window, 1h);
+  for (const auto& [key, other] : series_) {
+    if (other->rule != s.rule) continue;
+    const bool fired = other->last_verdict && *other->last_verdict >= now - spec.storm_window;
+    if (fired || other->last_seen >= live_since) ++live;
+    if (fired) ++firing;
+  }
+  const bool storm = firing >= static_cast<size_t>(spec.storm_min_series) &&
+                     static_cast<double>(firing) >= spec.storm_fraction * static_cast<double>(live);
+
+  Finding f = s.last_match;
+  f.detector_input = false;
+  f.fields.clear();
+  f.level = v.severity == detect::Severity::Fault ? s.last_match.level : spec.warn_level;
+  f.time = now;
+  f.annotations.emplace_back("detector", std::string(to_string(spec.type)));
+  f.annotations.emplace_back("verdict", v.reason);
+  if (!s.rank.empty()) f.annotations.emplace_back("rank", s.rank);
+  if (storm) {
+    ++counters_.storms;
+    if (!f.device.empty()) f.annotations.emplace_back("storm_device", f.device);
+    f.device.clear();
+    f.annotations.emplace_back(
+        "storm", std::to_string(firing) + " of " + std::to_string(live) +
+                     " series: a node-level software or data problem, no device is blamed");
+  }
+  return f;
+}
+
+void DetectorBank::count_numbers(const Finding& match, const std::string& device,
+                                 const std::string& rank, const detect::Sample& sample,
+                                 bool has_step, TimePoint now) {
+  if (device.empty() && rank.empty()) return;
+  const std::string key = device + '\x1f' + rank;
+  auto it = labels_.find(key);
+  if (it == labels_.end()) {
+    while (labels_.size() >= max_series_) {
+      auto oldest = std::min_element(
+          labels_.begin(), labels_.end(),
+          [](const auto& a, const auto& b) { return a.second->updated < b.second->updated; });
+      labels_.erase(oldest);
+    }
+    it = labels_.emplace(key, std::make_unique<Labels>()).first;
+    it->second->stats.device = device;
+    it->second->stats.rank = rank;
+  }
+  Labels& l = *it->second;
+  l.updated = now;
+  // Claims `at` for this line; false when another rule's match of the line counted it.
+  auto first_time = [&match](std::pair<std::string, uint64_t>& at) {
+    if (at.second == match.offset && at.first == match.file) return false;
+    at = {match.file, match.offset};
+    return true;
+  };
+  if (has_step && (!l.stats.last_step || sample.pos != *l.stats.last_step)) {
+    l.stats.last_step = sample.pos;
+    l.stats.last_step_time = now;
+  }
+  if (auto o = sample.get("overflow"); o && truthy(*o) && first_time(l.overflow_at)) {
+    ++l.stats.overflow_steps;
+  }
+  if (auto scale = sample.number("scale");
+      scale && std::isfinite(*scale) && first_time(l.scale_at)) {
+    auto from = sample.number("scale_from");
+    if (!from) from = l.scale;
+    if (from && *scale < *from) ++l.stats.scale_drops;
+    l.scale = *scale;
+  }
+}
+
+std::vector<DetectorBank::SeriesStats> DetectorBank::series_stats() const {
+  std::vector<SeriesStats> out;
+  out.reserve(labels_.size());
+  for (const auto& [key, l] : labels_) out.push_back(l->stats);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.device, a.rank) < std::tie(b.device, b.rank);
+  });
+  return out;
+}
+
+DetectorBank::Counters DetectorBank::counters() const {
+  Counters c = counters_;
+  c.series = series_.size();
+  return c;
+}
+
+}  // namespace faultd

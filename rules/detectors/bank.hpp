@@ -1,0 +1,100 @@
+// The DetectorBank turns the matches of detector rules (RuleSpec::detect) into verdicts. It
+// owns one detector per (rule, series), where a series is (rule, job or source file, rank,
+// device) — or (rule, device) for `per: device` rates — and attributes each verdict:
+//
+//   device   the match's device (from the line or path_fields); else the `rank` field mapped
+//            by the rule's `rank_device` (`identity`, or a map); else none.
+//   storm    when the same rule has given a verdict on at least `storm_min_series` series and
+//            `storm_fraction` of its live series within `storm_window` (every rank of the job
+//            overflowing, hanging or spiking at once), the problem is the job's software or
+//            data, not a device: the verdict is kept but names no device, so nothing is
+//            isolated for it, and it is annotated `storm: N of M series`. Verdicts that came
+//            before the storm was recognised keep their device; the blast-radius limit is the
+//            safety net for those.
+//
+// A verdict is a Finding: the triggering match (rule, source, file, line, offset, text) with
+// the detector's level (the rule's fault level for fault verdicts, `warn_level` otherwise),
+// the attributed device, and annotations `detector` and `verdict` (the reason). Stall verdicts
+// come from tick() and carry the last step's match, so a restart that re-reads the same lines
+// journals the same key.
+//
+// Memory is bounded: at most `max_series` series; the least recently used is evicted (and
+// counted) to make room. Per-(device, rank) numbers for metrics (last step, overflow steps,
+// loss-scale drops) are kept under the same cap.
+//
+// Lifecycle: owned by the app; configure() at start and on every reload keeps the series of
+// rules whose spec did not change and drops the others. State is in memory only: after a
+// restart the series warm up again. Threading: not thread-safe; the app's io thread only.
+#pragma once
+
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "daemon/core/types.hpp"
+#include "rules/detectors/detectors.hpp"
+#include "rules/rule.hpp"
+
+namespace faultd {
+
+class DetectorBank {
+ public:
+  explicit DetectorBank(size_t max_series = 4096);
+  ~DetectorBank();
+
+  // The detector rules now in force.
+  void configure(const std::vector<std::pair<std::string, DetectorSpec>>& rules);
+  void configure(const RuleSet& rules) { configure(rules.detectors()); }
+  // Some detector rule is loaded: only then does the app need a tick timer.
+  bool active() const { return !specs_.empty(); }
+  bool handles(const std::string& rule) const { return specs_.count(rule) != 0; }
+
+  // A match of a detector rule (Finding::detector_input, with its fields). Returns the verdict
+  // it completes, if any. Matches of rules the bank does not know are ignored.
+  std::optional<Finding> observe(const Finding& match, TimePoint now);
+  // Replaces the detector inputs among `findings` by the verdicts they complete (in place,
+  // order kept); other findings stay. What the app and --replay do with a scan's output.
+  void apply(std::vector<Finding>& findings, TimePoint now);
+  // Time-based verdicts (stalls) as of `now`.
+  std::vector<Finding> tick(TimePoint now);
+
+  // What a (device, rank) series showed, for metrics. Labels are bounded: device and rank are
+  // validated ids, never file names; at most max_series entries.
+  struct SeriesStats {
+    std::string device;
+    std::string rank;
+    std::optional<int64_t> last_step;
+    TimePoint last_step_time{};
+    uint64_t overflow_steps = 0;
+    uint64_t scale_drops = 0;
+  };
+  std::vector<SeriesStats> series_stats() const;
+
+  struct Counters {
+    size_t series = 0;
+    uint64_t evicted = 0;        // series dropped to stay within max_series
+    uint64_t refused_ranks = 0;  // rank values that were not valid ids (ignored)
+    uint64_t storms = 0;         // verdicts recorded as node-level storms
+  };
+  Counters counters() const;
+
+ private:
+  struct Series;
+  struct Labels;
+  Series& series_for(const std::string& key, const std::string& rule);
+  std::optional<Finding> verdict(Series& s, const detect::Verdict& v, TimePoint now);
+  void count_numbers(const Finding& match, const std::string& device, const std::string& rank,
+                     const detect::Sample& sample, bool has_step, TimePoint now);
+
+  size_t max_series_;
+  std::unordered_map<std::string, DetectorSpec> specs_;
+  std::list<std::string> lru_;  // most recently used first
+  std::unordered_map<std::string, std::unique_ptr<Series>> series_;
+  std::unordered_map<std::string, std::unique_ptr<Labels>> labels_;
+  Counters counters_;
+};
+
+}  // namespace faultd

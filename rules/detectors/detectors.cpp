@@ -1,0 +1,373 @@
+#include "rules/detectors/detectors.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <deque>
+#include <sstream>
+#include <vector>
+
+namespace faultd::detect {
+namespace {
+
+std::string num(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+std::string seconds(Duration d) { return num(std::chrono::duration<double>(d).count()) + "s"; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+// Timestamps (and axis positions) of recent events, trimmed to the detector's windows.
+class Window {
+ public:
+  Window(Duration window, int64_t window_steps) : window_(window), steps_(window_steps) {}
+  size_t add(TimePoint t, int64_t pos) {
+    events_.push_back({t, pos});
+    while (!events_.empty() && ((window_.count() > 0 && events_.front().first < t - window_) ||
+                                (steps_ > 0 && events_.front().second <= pos - steps_))) {
+      events_.pop_front();
+    }
+    return events_.size();
+  }
+  void clear() { events_.clear(); }
+
+ private:
+  Duration window_;
+  int64_t steps_;
+  std::deque<std::pair<TimePoint, int64_t>> events_;
+};
+
+// The first `length` steps of training, or the first `length` matches without steps.
+bool in_warmup(const Sample& x, int64_t length) {
+  return x.has_step ? x.pos < length : x.pos <= length;
+}
+
+std::string window_text(const DetectorSpec& s) {
+  std::string text;
+  if (s.window_steps > 0) text += std::to_string(s.window_steps) + " steps";
+  if (s.window.count() > 0) text += (text.empty() ? "" : " and ") + seconds(s.window);
+  return text.empty() ? "the series" : text;
+}
+
+class Rate final : public Detector {
+ public:
+  explicit Rate(const DetectorSpec& s) : s_(s), window_(s.window, s.window_steps) {}
+  std::optional<Verdict> observe(const Sample& x) override {
+    if (in_warmup(x, s_.warmup)) return std::nullopt;
+    if (window_.add(x.time, x.pos) < static_cast<size_t>(s_.count)) return std::nullopt;
+    window_.clear();  // the next verdict needs `count` new matches
+    return Verdict{Severity::Fault,
+                   std::to_string(s_.count) + " matches within " + window_text(s_)};
+  }
+
+ private:
+  const DetectorSpec s_;
+  Window window_;
+};
+
+class LossScaleCollapse final : public Detector {
+ public:
+  explicit LossScaleCollapse(const DetectorSpec& s) : s_(s), window_(s.window, s.window_steps) {}
+  std::optional<Verdict> observe(const Sample& x) override {
+    const auto scale = x.number(s_.field);
+    if (!scale || !std::isfinite(*scale)) return std::nullopt;
+    const bool warming = in_warmup(x, s_.warmup);
+    std::optional<double> from = x.number("scale_from");
+    if (!from) from = previous_;
+    previous_ = *scale;
+    if (*scale > s_.floor) at_floor_ = false;
+    if (!from || !(*scale < *from)) return std::nullopt;
+    if (*scale <= s_.floor && !at_floor_) {
+      at_floor_ = true;
+      return Verdict{Severity::Fault, "loss scale dropped from " + num(*from) + " to " +
+                                          num(*scale) + " (floor " + num(s_.floor) + ")"};
+    }
+    if (warming) return std::nullopt;  // the start-of-training halvings are calibration
+    if (window_.add(x.time, x.pos) < static_cast<size_t>(s_.drops)) return std::nullopt;
+    window_.clear();
+    return Verdict{Severity::Fault, "loss scale dropped " + std::to_string(s_.drops) +
+                                        " times within " + window_text(s_) + ", now " +
+                                        num(*scale)};
+  }
+
+ private:
+  const DetectorSpec s_;
+  Window window_;
+  std::optional<double> previous_;
+  bool at_floor_ = false;
+};
+
+class NonFinite final : public Detector {
+ public:
+  explicit NonFinite(const DetectorSpec& s) : s_(s) {}
+  std::optional<Verdict> observe(const Sample& x) override {
+    bool seen = false;
+    std::string bad;
+    for (const auto& f : s_.fields) {
+      if (auto v = x.number(f)) {
+        seen = true;
+        if (!std::isfinite(*v)) bad += (bad.empty() ? "" : ", ") + f + "=" + num(*v);
+      }
+    }
+    for (const auto& c : s_.counters) {
+      if (auto v = x.number(c)) {
+        seen = true;
+        if (!(*v <= 0)) bad += (bad.empty() ? "" : ", ") + c + "=" + num(*v);
+      }
+    }
+    if (!seen) return std::nullopt;  // the line says nothing about these values
+    if (bad.empty()) {
+      run_ = 0;
+      fired_ = false;
+      return std::nullopt;
+    }
+    if (++run_ < s_.consecutive || fired_) return std::nullopt;
+    fired_ = true;
+    return Verdict{Severity::Fault, bad + " for " + std::to_string(run_) + " consecutive step(s)"};
+  }
+
+ private:
+  const DetectorSpec s_;
+  int64_t run_ = 0;
+  bool fired_ = false;
+};
+
+// Generation a: CANN SilentCheck (aclnnSilentCheck) over a log-borne series.
+class AbsoluteJump final : public Detector {
+ public:
+  explicit AbsoluteJump(const DetectorSpec& s) : s_(s) {}
+  std::optional<Verdict> observe(const Sample& x) override {
+    const auto v = x.number(s_.field);
+    if (!v) return std::nullopt;
+    int level = 0;  // 0 normal, 2 warning (L2), 1 fault (L1)
+    std::string why;
+    auto raise = [&](int l, std::string reason) {
+      if (level == 0 || l < level) {
+        level = l;
+        why = std::move(reason);
+      }
+    };
+    if (!std::isfinite(*v)) {
+      raise(1, s_.field + " is " + num(*v));
+    } else {
+      if (*v > s_.upper_l1) {
+        raise(1, s_.field + " " + num(*v) + " above " + num(s_.upper_l1));
+      } else if (*v > s_.upper_l2) {
+        raise(2, s_.field + " " + num(*v) + " above " + num(s_.upper_l2));
+      }
+      if (n_ >= s_.min_steps && max_ > min_) {
+        const double jump = std::fabs(*v - pre_) / (max_ - min_);
+        const std::string text = "jump " + num(jump) + " × running range " + num(max_ - min_);
+        if (jump > s_.sigma_l1) {
+          raise(1, text + " above " + num(s_.sigma_l1));
+        } else if (jump > s_.sigma_l2) {
+          raise(2, text + " above " + num(s_.sigma_l2));
+        }
+      }
+      pre_ = *v;
+      min_ = n_ == 0 ? *v : std::min(min_, *v);
+      max_ = n_ == 0 ? *v : std::max(max_, *v);
+      ++n_;
+    }
+    if (level == 0) {
+      active_ = 0;
+      return std::nullopt;
+    }
+    if (active_ != 0 && active_ <= level) return std::nullopt;  // same episode, not worse
+    active_ = level;
+    return Verdict{level == 1 ? Severity::Fault : Severity::Warning,
+                   std::string(level == 1 ? "L1: " : "L2: ") + why};
+  }
+
+ private:
+  const DetectorSpec s_;
+  int64_t n_ = 0;
+  double pre_ = 0, min_ = 0, max_ = 0;
+  int active_ = 0;
+};
+
+// Generation b: MindSpore 2.7's strike model.
+class Strikes final : public Detector {
+ public:
+  explicit Strikes(const DetectorSpec& s) : s_(s), strikes_(s.strikes_window, 0) {}
+  std::optional<Verdict> observe(const Sample& x) override {
+    const auto v = x.number(s_.field);
+    if (!v) return std::nullopt;
+    const bool warm = n_ >= s_.warmup && n_ > 0;
+    const double avg = n_ > 0 ? ema_ / (1 - std::pow(s_.beta, static_cast<double>(n_))) : 0;
+    bool alarm = false;
+    std::string why;
+    if (warm && std::isfinite(*v)) {
+      const double limit = s_.upper_thresh1 * avg;
+      const double jump = previous_ ? *v - *previous_ : 0;
+      alarm = *v > limit && jump > limit;
+      why = s_.field + " " + num(*v) + " and its jump " + num(jump) + " above " +
+            num(s_.upper_thresh1) + " × average " + num(avg);
+    }
+    if (std::isfinite(*v)) {
+      const bool excluded = warm && *v > s_.upper_thresh2 * avg;
+      if (!excluded) {
+        ema_ = s_.beta * ema_ + (1 - s_.beta) * *v;
+        ++n_;
+      }
+      previous_ = *v;
+    }
+    if (!alarm) return std::nullopt;
+    if (last_strike_ && x.time - *last_strike_ < s_.cooldown) return std::nullopt;
+    last_strike_ = x.time;
+    const size_t count = strikes_.add(x.time, 0);
+    if (count >= static_cast<size_t>(s_.strikes)) {
+      strikes_.clear();
+      return Verdict{Severity::Fault, "strikes out: " + std::to_string(count) + " strikes within " +
+                                          seconds(s_.strikes_window) + "; last: " + why};
+    }
+    return Verdict{Severity::Warning, "strike " + std::to_string(count) + " of " +
+                                          std::to_string(s_.strikes) + ": " + why};
+  }
+
+ private:
+  const DetectorSpec s_;
+  int64_t n_ = 0;
+  double ema_ = 0;
+  std::optional<double> previous_;
+  std::optional<TimePoint> last_strike_;
+  Window strikes_;
+};
+
+class Stall final : public Detector {
+ public:
+  explicit Stall(const DetectorSpec& s) : s_(s) {}
+  std::optional<Verdict> observe(const Sample& x) override {
+    if (last_pos_ && x.pos <= *last_pos_) return std::nullopt;  // not a new step
+    if (last_time_) {
+      intervals_.push_back(std::chrono::duration<double>(x.time - *last_time_).count());
+      if (intervals_.size() > kKeep) intervals_.pop_front();
+    }
+    last_pos_ = x.pos;
+    last_time_ = x.time;
+    fired_ = false;
+    return std::nullopt;
+  }
+  std::optional<Verdict> tick(TimePoint now) override {
+    if (!last_time_ || fired_) return std::nullopt;
+    double limit = std::chrono::duration<double>(s_.stall_floor).count();
+    if (intervals_.size() >= static_cast<size_t>(s_.min_intervals)) {
+      limit = std::max(
+          limit, s_.factor * median(std::vector<double>(intervals_.begin(), intervals_.end())));
+    }
+    const double quiet = std::chrono::duration<double>(now - *last_time_).count();
+    if (!(quiet > limit)) return std::nullopt;
+    fired_ = true;
+    return Verdict{Severity::Fault, "no new step for " + num(quiet) + "s (limit " + num(limit) +
+                                        "s) after step " + std::to_string(*last_pos_)};
+  }
+
+ private:
+  static constexpr size_t kKeep = 64;
+  const DetectorSpec s_;
+  std::optional<int64_t> last_pos_;
+  std::optional<TimePoint> last_time_;
+  std::deque<double> intervals_;
+  bool fired_ = false;
+};
+
+class SlowStep final : public Detector {
+ public:
+  explicit SlowStep(const DetectorSpec& s) : s_(s) {}
+  std::optional<Verdict> observe(const Sample& x) override {
+    const auto t = x.number(s_.field);
+    if (!t || !std::isfinite(*t) || *t <= 0) return std::nullopt;
+    if (++n_ <= s_.warmup) return std::nullopt;  // first steps compile graphs
+    const size_t needed = static_cast<size_t>(std::min<int64_t>(s_.baseline, 5));
+    if (normal_.size() < needed) {
+      remember(*t);
+      return std::nullopt;
+    }
+    const double base = median(std::vector<double>(normal_.begin(), normal_.end()));
+    if (!(*t > s_.ratio * base)) {
+      run_ = 0;
+      fired_ = false;
+      remember(*t);
+      return std::nullopt;
+    }
+    if (++run_ < s_.consecutive || fired_) return std::nullopt;
+    fired_ = true;
+    return Verdict{Severity::Warning, s_.field + " " + num(*t) + " above " + num(s_.ratio) +
+                                          " × baseline " + num(base) + " for " +
+                                          std::to_string(run_) + " steps"};
+  }
+
+ private:
+  void remember(double t) {
+    normal_.push_back(t);
+    if (normal_.size() > static_cast<size_t>(s_.baseline)) normal_.pop_front();
+  }
+  const DetectorSpec s_;
+  int64_t n_ = 0;
+  int64_t run_ = 0;
+  bool fired_ = false;
+  std::deque<double> normal_;
+};
+
+}  // namespace
+
+std::optional<std::string_view> Sample::get(std::string_view name) const {
+  if (fields == nullptr) return std::nullopt;
+  for (const auto& [n, v] : *fields) {
+    if (n == name) return std::string_view(v);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> Sample::number(std::string_view name) const {
+  const auto text = get(name);
+  if (!text) return std::nullopt;
+  return parse_number(*text);
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  if (text.size() > 2 && text.substr(text.size() - 2) == "ms") {
+    text.remove_suffix(2);
+  } else if (text.size() > 1 && text.back() == 's' && text[text.size() - 2] >= '0' &&
+             text[text.size() - 2] <= '9') {
+    text.remove_suffix(1);
+  }
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (text.empty()) return std::nullopt;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
+  switch (spec.type) {
+    case DetectorType::Rate:
+      return std::make_unique<Rate>(spec);
+    case DetectorType::LossScaleCollapse:
+      return std::make_unique<LossScaleCollapse>(spec);
+    case DetectorType::NonFinite:
+      return std::make_unique<NonFinite>(spec);
+    case DetectorType::FeatureAnomaly:
+      if (spec.generation == 'a') return std::make_unique<AbsoluteJump>(spec);
+      return std::make_unique<Strikes>(spec);
+    case DetectorType::Stall:
+      return std::make_unique<Stall>(spec);
+    case DetectorType::SlowStep:
+      return std::make_unique<SlowStep>(spec);
+  }
+  return nullptr;
+}
+
+}  // namespace faultd::detect

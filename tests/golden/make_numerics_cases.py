@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Writes the numerics-* golden cases: training logs of each framework format of
+log-formats.md §9, run through the detectors of etc/faultd/rules.d/training-numerics.yaml.
+
+Each positive line is declared next to the findings it must give (`expect(...)`); everything
+else, including the verbatim lines of §9 and the traps (calibration burst, a single overflow,
+bf16's constant scale 1.0, "nan iterations: 0"), must give nothing. The golden runner takes line
+N to arrive N seconds after the start, and a case's `tick_after` is the silence after the last
+line (what the stall detectors see). Re-run after editing and review the diff."""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PATH_FIELDS = r"worker_(?P<device>\d+)\.log$"
+
+
+class Case:
+    def __init__(self, name, readme, path="/var/log/training/job-7/worker_3.log", device="3"):
+        self.name, self.readme, self.path, self.device = name, readme, path, device
+        self.lines, self.expected, self.tick_after = [], [], None
+
+    def add(self, line):
+        self.lines.append(line)
+        return len(self.lines)
+
+    def expect(self, rule, level, device=None, line=None):
+        self.expected.append({"rule": rule, "device": self.device if device is None else device,
+                              "level": level, "code": "", "line": line or len(self.lines)})
+
+    def write(self):
+        d = os.path.join(HERE, self.name)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "input.log"), "w") as f:
+            f.write("".join(l + "\n" for l in self.lines))
+        with open(os.path.join(d, "source"), "w") as f:
+            f.write("training\n%s\n" % self.path)
+        with open(os.path.join(d, "path_fields"), "w") as f:
+            f.write(PATH_FIELDS + "\n")
+        with open(os.path.join(d, "expected.jsonl"), "w") as f:
+            for e in self.expected:
+                f.write(json.dumps(e) + "\n")
+        tick = os.path.join(d, "tick_after")
+        if self.tick_after:
+            with open(tick, "w") as f:
+                f.write(self.tick_after + "\n")
+        elif os.path.exists(tick):
+            os.remove(tick)
+        with open(os.path.join(d, "README"), "w") as f:
+            f.write(self.readme.strip() + "\n")
+
+
+def mindspore():
+    c = Case("numerics-mindspore", """
+MindSpore step lines as printed by the loop of seed 003 (`step: N, loss: X, overflow:B, scale:S`).
+The first lines are seed 003's own (static scale 1.0); the rest are constructed in that shape:
+a calibration burst of halvings at steps 0-4 (quiet), a single overflow at step 25 (quiet), an
+overflow storm at steps 140-142 (rate and collapse fire), NaN loss at steps 150-152 (non_finite
+fires on the third), then the job goes silent for an hour (stall fires on the last step).""")
+    for step, loss in [(0, "138.42825"), (1, "118.172104"), (2, "159.14542"), (3, "150.65671")]:
+        c.add("step: %d, loss: %s, overflow:False, scale:1.0" % (step, loss))
+    c.add("step: 97, loss: 69.513245, overflow:False, scale:1.0")
+    c.add("step: 98, loss: 51.903114, overflow:False, scale:1.0")
+    c.add("step: 99, loss: 42.250656, overflow:False, scale:1.0")
+    # A new run in the same file (steps go back to 0): dynamic loss scale from 65536.
+    scale = 65536.0
+    for step in range(0, 160):
+        overflow = step < 5 or step == 25 or 140 <= step <= 142
+        if overflow:
+            scale /= 2
+        loss = "nan" if 150 <= step <= 152 else "%.4f" % (2.0 - step * 0.01)
+        c.add("step: %d, loss: %s, overflow:%s, scale:%.1f" % (step, loss, overflow, scale))
+        if step == 142:
+            c.expect("training.mindspore.overflow-storm", "SubHealthFault")
+            c.expect("training.mindspore.loss-scale-collapse", "SubHealthFault")
+        if step == 152:
+            c.expect("training.mindspore.non-finite", "SubHealthFault")
+    c.tick_after = "1h"
+    c.expect("training.mindspore.stall", "SubHealthFault")
+    return c
+
+
+def mindformers():
+    c = Case("numerics-mindformers", """
+MindFormers step lines. Line 1 is verbatim from log-formats.md §9 (MindFormers
+skip_data_and_ckpt_health_monitor.md, a 166 s first step with loss_scale 1.0: quiet). The rest
+are constructed in that shape: a 10x wobble of global_norm (quiet), a global_norm spike of 5e7
+at step 40 (one strike: a warning at that very step), slow steps from step 50 (slow_step fires on
+the fifth), three `overflow cond: True` at steps 70-72 with a constant scale (rate fires;
+collapse does not: the scale never dropped), then an hour of silence (stall).""")
+    c.add("2024-06-24 10:00:00,000 - mindformers - INFO - { Epoch:[  1/  2], step:[    1/ 6500], loss: 0.000, per_step_time: 166756ms, lr: 0.0, overflow cond: False, loss_scale: 1.0, global_norm: [44.313248], train_throughput_per_npu: 2.849T")
+    for step in range(2, 80):
+        norm = 0.8 + 0.05 * (step % 3)
+        if step == 25:
+            norm = 8.0
+        if step == 40:
+            norm = 5e7
+        t = 1000 + (step % 4) * 10 if step < 50 or step > 58 else 2600
+        overflow = 70 <= step <= 72
+        c.add("2024-06-24 10:%02d:00,000 - mindformers - INFO - { Epoch:[  1/  2], step:[%5d/ 6500], loss: %.3f, per_step_time: %dms, lr: 1e-05, overflow cond: %s, loss_scale: 1.0, global_norm: [%g], train_throughput_per_npu: 2.849T" % (step % 60, step, 2.0 - step * 0.01, t, overflow, norm))
+        if step == 40:
+            c.expect("training.mindformers.grad-norm-anomaly", "SubHealthFault")
+        if step == 54:
+            c.expect("training.mindformers.slow-step", "SubHealthFault")
+        if step == 72:
+            c.expect("training.mindformers.overflow-storm", "SubHealthFault")
+    # NaN loss and norm for three steps
+    for step in range(80, 83):
+        c.add("2024-06-24 11:%02d:00,000 - mindformers - INFO - { Epoch:[  1/  2], step:[%5d/ 6500], loss: nan, per_step_time: 1000ms, lr: 1e-05, overflow cond: True, loss_scale: 0.5, global_norm: [nan], train_throughput_per_npu: 2.849T" % (step % 60, step))
+        if step == 80:
+            c.expect("training.mindformers.loss-scale-collapse", "SubHealthFault")
+        if step == 82:  # overflow cond: True again on all three: a second storm
+            c.expect("training.mindformers.overflow-storm", "SubHealthFault")
+            c.expect("training.mindformers.non-finite", "SubHealthFault")
+    c.tick_after = "1h"
+    c.expect("training.mindformers.stall", "SubHealthFault")
+    return c
+
+
+def megatron():
+    c = Case("numerics-megatron", """
+Megatron / MindSpeed iteration lines. Line 1 is the §9 example verbatim (`nan iterations: 0`
+is not NaN: quiet). The rest are constructed in Megatron's full layout: fp16 with a dynamic
+scale calibrating at iterations 1-5 (quiet), grad norm `nan` with both counters 0 for three
+intervals (Megatron-DeepSpeed#396: non_finite fires; NaN is not a feature-value strike), skipped iterations in three intervals
+(rate fires), the scale then driven to 1 (collapse fires at the floor), a grad-norm spike
+(strike), slow intervals (slow_step), an hour of silence (stall).""")
+    c.add("... | lm loss: 7.334521E-01 | loss scale: 1.0 | grad norm: 0.752 | number of skipped iterations:   0 | number of nan iterations:   0 |")
+    scale = 4096.0 * 32
+
+    def it(i, loss="2.1", grad="0.9", skipped=0, nans=0, ms=1200.0):
+        return (" iteration %8d/  500000 | consumed samples: %12d | elapsed time per iteration (ms): %.1f | learning rate: 1.000E-04 | global batch size:  1024 | lm loss: %s | loss scale: %.1f | grad norm: %s | number of skipped iterations: %3d | number of nan iterations: %3d |"
+                % (i, i * 1024, ms, loss, scale, grad, skipped, nans))
+
+    for i in range(1, 80):
+        skipped = 0
+        if i <= 5 or i in (40, 41, 42):
+            scale /= 2
+            skipped = 1
+        grad = "%.3f" % (0.9 + 0.01 * (i % 5))
+        if 30 <= i <= 32:
+            grad = "nan"
+        if i == 50:
+            grad = "3.0E+07"
+        ms = 1200.0 + (i % 3) * 5
+        if 60 <= i <= 66:
+            ms = 3000.0
+        c.add(it(i, grad=grad, skipped=skipped, ms=ms))
+        if i == 32:
+            c.expect("training.megatron.non-finite", "SubHealthFault")
+        if i == 42:
+            c.expect("training.megatron.overflow-storm", "SubHealthFault")
+            c.expect("training.megatron.loss-scale-collapse", "SubHealthFault")
+        if i == 50:
+            c.expect("training.megatron.grad-norm-anomaly", "SubHealthFault")
+        if i == 64:
+            c.expect("training.megatron.slow-step", "SubHealthFault")
+    # Overflow on every interval from here: the scale goes down to 1. Every third skipped
+    # interval is another storm and another 3 drops within 100 steps; the last reaches the floor.
+    drops = 0
+    while scale > 1:
+        scale /= 2
+        drops += 1
+        c.add(it(160 + drops, skipped=1))
+        if drops % 3 == 0:
+            c.expect("training.megatron.overflow-storm", "SubHealthFault")
+            c.expect("training.megatron.loss-scale-collapse", "SubHealthFault")
+    c.tick_after = "1h"
+    c.expect("training.megatron.stall", "SubHealthFault")
+    return c
+
+
+def deepspeed():
+    c = Case("numerics-deepspeed", """
+DeepSpeed's fp16 loss scaler. Line formats verbatim from log-formats.md §9 (loss_scaler.py,
+the older [deepscale] wording of stage2.py, the hysteresis variant, and the exception at the
+minimum). Constructed sequence: the calibration burst from 2^32 (16 halvings: quiet, as in
+DeepSpeed#931), two hysteresis lines, then overflow after overflow. The warm-ups count lines
+(these lines carry no step): rate counts from its 21st line (hysteresis lines included) and
+fires on the 5th counted; collapse counts drops from its 21st line and fires on the 4th. The lines name rank 0 and no device; the
+device comes from the file's path.""")
+    scale = 2 ** 32
+    for i in range(16):
+        tag = "deepscale" if i < 2 else "deepspeed"
+        c.add("[2024-01-01 00:00:%02d,000] [INFO] [loss_scaler.py:183:update_scale] [%s] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: %d, reducing to %d" % (i, tag, scale, scale // 2))
+        scale //= 2
+    for i in range(2):
+        c.add("[2024-01-01 00:01:0%d,000] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: %d, but hysteresis is 2. Reducing hysteresis to 1" % (i, scale))
+    for i in range(8):
+        c.add("[2024-01-01 00:02:%02d,000] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: %d, reducing to %d" % (i, scale, scale // 2))
+        scale //= 2
+        if i == 6:  # rate line 25, the 5th after its 20-line warm-up
+            c.expect("training.deepspeed.overflow-storm", "SubHealthFault")
+        if i == 7:  # collapse line 24 (hysteresis lines are not drops): the 4th counted drop
+            c.expect("training.deepspeed.loss-scale-collapse", "SubHealthFault")
+    c.add("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.")
+    c.expect("training.deepspeed.loss-scale-minimum", "RestartBusiness")
+    return c
+
+
+def misc():
+    c = Case("numerics-apex-mindyolo-hf", """
+apex amp, mindyolo and Hugging Face Trainer lines, formats verbatim from log-formats.md §9.
+apex: 25 overflows in a row; the first 20 are the warm-up (calibration), collapse fires on the
+4th counted drop (line 24: the first line is no drop), rate on the 5th counted line (line 25).
+mindyolo: the same shape. HF: 12
+normal dicts, a grad_norm spike (strike), `'grad_norm': nan` three times (non_finite).""")
+    scale = 65536.0 * 65536
+    for i in range(25):
+        scale /= 2
+        c.add("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to %.1f" % scale)
+        if i == 23:
+            c.expect("training.apex.loss-scale-collapse", "SubHealthFault")
+        if i == 24:
+            c.expect("training.apex.overflow-storm", "SubHealthFault")
+    scale = 65536.0 * 65536
+    for i in range(25):
+        scale /= 2
+        c.add("[WARNING] overflow, still update, loss scale adjust to %.1f" % scale)
+        if i == 23:
+            c.expect("training.mindyolo.loss-scale-collapse", "SubHealthFault")
+        if i == 24:
+            c.expect("training.mindyolo.overflow-storm", "SubHealthFault")
+    for i in range(12):
+        c.add("{'loss': %.4f, 'grad_norm': %.4f, 'learning_rate': 4.9e-05, 'epoch': 0.%02d}" % (1.5 - i * 0.01, 0.9 + 0.01 * (i % 3), i))
+    c.add("{'loss': 1.2, 'grad_norm': 40000000.0, 'learning_rate': 4.9e-05, 'epoch': 0.13}")
+    c.expect("training.hf.grad-norm-anomaly", "SubHealthFault")
+    for i in range(3):
+        c.add("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 4.9e-05, 'epoch': 0.%02d}" % (14 + i))
+    c.expect("training.hf.non-finite", "SubHealthFault")
+    return c
+
+
+for case in (mindspore(), mindformers(), megatron(), deepspeed(), misc()):
+    case.write()
