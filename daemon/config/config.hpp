@@ -18,6 +18,8 @@
 #include "daemon/actions/action_manager.hpp"
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
+#include "rules/catalogs/faultdiag.hpp"
+#include "rules/catalogs/mindcluster.hpp"
 #include "rules/rule.hpp"
 
 namespace faultd {
@@ -48,7 +50,14 @@ struct Config {
   std::string webhook_token_file;
   std::string log_level = "info";
   std::vector<std::string> include{"/etc/faultd/rules.d/*.yaml"};
-  std::string mindcluster_fault_codes;  // catalogue path, empty: none
+  std::string mindcluster_fault_codes;    // catalogue path, empty: none
+  std::string mindcluster_customization;  // faultCustomization.json path, empty: none
+  // Escalation data for the state machine (never null; empty without a customization file).
+  std::shared_ptr<const FaultCustomization> customization =
+      std::make_shared<const FaultCustomization>();
+  std::string faultdiag_knowledge;  // kg-config.json path, empty: none
+  FaultDiagOptions faultdiag;
+  std::string faultdiag_summary;  // what the import loaded and skipped, for --check-config
   std::vector<FileSourceConfig> file_sources;
   std::map<std::string, ActionConfig> actions;
   PolicyConfig policy = default_policy();
