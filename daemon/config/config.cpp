@@ -41,6 +41,7 @@ std::string host_name() {
 bool has_wildcard(const std::string& p) { return p.find_first_of("*?[") != std::string::npos; }
 
 struct Loader {
+  explicit Loader(ErrorList& e) : errors(e) {}
   Config cfg;
   ErrorList& errors;
   std::vector<RuleSpec> rule_specs;
@@ -439,7 +440,7 @@ PolicyConfig default_policy() {
 }
 
 std::optional<Config> load_config(const std::string& path, ErrorList& errors) {
-  Loader loader{Config{}, errors, {}, {}};
+  Loader loader(errors);
   loader.load_main(path);
   if (!errors.empty()) return std::nullopt;
   CodeLevels levels;

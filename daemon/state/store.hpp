@@ -81,7 +81,7 @@ struct FaultQuery {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database at `path` (the directory must exist), sets WAL mode and
   // migrates. Throws StoreError with a message naming the path and the cause (corrupt file,

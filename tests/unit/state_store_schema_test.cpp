@@ -89,18 +89,60 @@ TEST_CASE("an empty (version 0) file is migrated in place", "[state][schema]") {
   }
   {
     Store store(path);
-    CHECK(store.schema_version() == 1);
+    CHECK(store.schema_version() == Store::kSchemaVersion);
     Finding f = sample_finding(10);
     Store::Txn txn(store);
     CHECK(txn.insert_finding(f));
     txn.commit();
   }
   RawDb raw(path);
-  CHECK(raw.scalar("PRAGMA user_version") == "1");
+  CHECK(raw.scalar("PRAGMA user_version") == std::to_string(Store::kSchemaVersion));
   CHECK(raw.scalar("SELECT count(*) FROM faults") == "1");
   // Reopening a current database runs no step again (its CREATE TABLEs would fail).
   Store again(path);
   CHECK(again.query_faults({}).size() == 1);
+}
+
+TEST_CASE("a schema 1 journal gains recovery and annotations, old rows keep their meaning",
+          "[state][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("state.db");
+  { Store store(path); }
+  {
+    // A schema-1 file: the faults table as version 1 created it, with one journaled row.
+    RawDb raw(path);
+    raw.exec("ALTER TABLE faults DROP COLUMN recovery");
+    raw.exec("ALTER TABLE faults DROP COLUMN annotations");
+    raw.exec("PRAGMA user_version = 1");
+    raw.exec(
+        "INSERT INTO faults (time_ms, noticed_ms, rule, source, device, level, code, file, line, "
+        "file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text) VALUES (1, 1, "
+        "'old.rule', 'plog', '3', 'SeparateNPU', '80818C00', '/f', 1, 0, 7, 8, 0, 0, 'x')");
+  }
+  Store store(path);
+  CHECK(store.schema_version() == 2);
+  auto old = store.query_faults({});
+  REQUIRE(old.size() == 1);
+  CHECK(old[0].rule == "old.rule");
+  CHECK_FALSE(old[0].recovery);
+  CHECK(old[0].annotations.empty());
+
+  Finding f = sample_finding(20);
+  f.recovery = true;
+  // Kept in the rule's order, not sorted; text that is not UTF-8 does not fail the insert.
+  f.annotations = {{"faultdiag_id", "0x80818C00"}, {"cause", "AI CPU check"}, {"b", "\xff"}};
+  {
+    Store::Txn txn(store);
+    REQUIRE(txn.insert_finding(f));
+    txn.commit();
+  }
+  const auto back = store.find_fault(f.id);
+  REQUIRE(back);
+  CHECK(back->recovery);
+  REQUIRE(back->annotations.size() == 3);
+  CHECK(back->annotations[0] == std::pair<std::string, std::string>{"faultdiag_id", "0x80818C00"});
+  CHECK(back->annotations[1] == std::pair<std::string, std::string>{"cause", "AI CPU check"});
+  CHECK(back->annotations[2].first == "b");
 }
 
 TEST_CASE("a migration step that fails leaves the file as it was", "[state][schema]") {
