@@ -114,7 +114,9 @@ struct View {
   std::vector<uint32_t> rules;  // indexes into RuleSet::Impl::rules, ascending = rule order
   LiteralSet triggers;
   std::vector<std::vector<uint32_t>> trigger_rules;  // per trigger: positions in `rules`
-  bool every_line = false;  // some rule has no trigger, so every line is a candidate
+  // Positions of rules without a trigger: evaluated on every line, alone, so one regex-only
+  // rule costs its own regex per line, not a full evaluation of every rule of the view.
+  std::vector<uint32_t> untriggered;
 };
 
 // Everything a RuleSet holds (RuleSet::Impl is this; the scanner below reads it).
@@ -222,7 +224,7 @@ View make_view(const std::vector<CompiledRule>& rules, const std::vector<uint32_
   std::map<std::string, std::vector<uint32_t>> by_literal;
   for (uint32_t pos = 0; pos < members.size(); ++pos) {
     const auto triggers = triggers_of(rules[members[pos]].spec);
-    if (triggers.empty()) view.every_line = true;
+    if (triggers.empty()) view.untriggered.push_back(pos);
     for (const auto& t : triggers) {
       auto& list = by_literal[t];
       if (list.empty() || list.back() != pos) list.push_back(pos);
@@ -322,42 +324,51 @@ class Scanner {
         line_(chunk.first_line),
         subs_(set.max_submatches) {}
 
-  void every_line() {
-    const std::string_view data = chunk_.data;
-    std::vector<uint32_t> all(view_.rules.size());
-    for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
-    for (size_t start = 0; start < data.size();) {
+  void run() {
+    const std::vector<size_t> starts = view_.triggers.empty()
+                                           ? std::vector<size_t>{}
+                                           : view_.triggers.candidate_lines(chunk_.data);
+    std::vector<uint32_t> selected;
+    if (view_.untriggered.empty()) {
+      stats_.candidate_lines += starts.size();
+      for (size_t start : starts) {
+        const size_t end = line_end(start);
+        selected.clear();
+        add_triggered(start, end, selected);
+        if (!selected.empty()) evaluate_line(start, end, number_of_line_at(start), selected);
+      }
+      return;
+    }
+    // Every line is a candidate for the untriggered rules; the candidate lines of the
+    // prefilter add their triggered rules.
+    auto next = starts.begin();
+    for (size_t start = 0; start < chunk_.data.size();) {
       const size_t end = line_end(start);
       ++stats_.candidate_lines;
-      evaluate_line(start, end, line_, all);
-      ++line_;
+      selected.assign(view_.untriggered.begin(), view_.untriggered.end());
+      if (next != starts.end() && *next == start) {
+        add_triggered(start, end, selected);
+        ++next;
+      }
+      evaluate_line(start, end, number_of_line_at(start), selected);
       start = end + 1;
     }
   }
 
-  void candidates() {
-    const std::vector<size_t> starts = view_.triggers.candidate_lines(chunk_.data);
-    stats_.candidate_lines += starts.size();
-    std::vector<uint32_t> ids;
-    std::vector<uint32_t> selected;
-    for (size_t start : starts) {
-      const size_t end = line_end(start);
-      ids.clear();
-      selected.clear();
-      view_.triggers.matches(strip(start, end), ids);
-      for (uint32_t id : ids) {
-        const auto& positions = view_.trigger_rules[id];
-        selected.insert(selected.end(), positions.begin(), positions.end());
-      }
-      if (selected.empty()) continue;
-      // A line with several triggers is evaluated once, each rule at most once, in rule order.
-      std::sort(selected.begin(), selected.end());
-      selected.erase(std::unique(selected.begin(), selected.end()), selected.end());
-      evaluate_line(start, end, number_of_line_at(start), selected);
+ private:
+  // Appends the rules whose triggers occur on the line; leaves `selected` sorted and unique
+  // (a line with several triggers evaluates each rule at most once, in rule order).
+  void add_triggered(size_t start, size_t end, std::vector<uint32_t>& selected) {
+    ids_.clear();
+    view_.triggers.matches(strip(start, end), ids_);
+    for (uint32_t id : ids_) {
+      const auto& positions = view_.trigger_rules[id];
+      selected.insert(selected.end(), positions.begin(), positions.end());
     }
+    std::sort(selected.begin(), selected.end());
+    selected.erase(std::unique(selected.begin(), selected.end()), selected.end());
   }
 
- private:
   size_t line_end(size_t start) const {
     const void* nl = std::memchr(chunk_.data.data() + start, '\n', chunk_.data.size() - start);
     return nl == nullptr ? chunk_.data.size()
@@ -523,6 +534,7 @@ class Scanner {
   uint64_t line_;                            // number of the line that starts at counted_
   size_t counted_ = 0;                       // newlines before this offset are counted in line_
   std::vector<re2::StringPiece> subs_;
+  std::vector<uint32_t> ids_;
   std::vector<std::pair<std::string_view, std::string_view>> captures_;
 };
 
@@ -629,11 +641,7 @@ void RuleSet::scan(const Chunk& chunk, TimePoint now, std::vector<Finding>& out,
   std::optional<ScanContext> local;
   ScanContext::Impl& ctx = context != nullptr ? *context->impl_ : *local.emplace().impl_;
   Scanner scanner(*impl_, view, chunk, now, out, stats != nullptr ? *stats : unused, ctx);
-  if (view.every_line) {
-    scanner.every_line();
-  } else {
-    scanner.candidates();
-  }
+  scanner.run();
 }
 
 }  // namespace faultd

@@ -231,3 +231,22 @@ TEST_CASE("specs built in code are checked like loaded ones", "[rules][match]") 
   CHECK(RuleSet::build({spec}, CodeLevels{}, errors3) == nullptr);
   CHECK(errors3.to_string().find("empty alternative in 'any_of'") != std::string::npos);
 }
+
+TEST_CASE("a rule without a literal runs alone on every line, beside prefiltered rules",
+          "[rules][match]") {
+  const auto set = build(R"(rules:
+  - id: literal
+    match: { any: "Heartbeat lost" }
+  - id: code
+    match: { regex: '[EWI][A-Z0-9][0-9]{4}[):]' }
+  - id: both
+    match: { all: ["EI0002"] }
+)");
+  const auto s = scan(*set,
+                      "noise\n"
+                      "EI0002: notify timeout\n"
+                      "Heartbeat lost EE1002:\n"
+                      "Heartbeat lost\n");
+  CHECK(rules_of(s) == Strings{"code@2", "both@2", "literal@3", "code@3", "literal@4"});
+  CHECK(s.stats.candidate_lines == 4);  // every line, each evaluated once
+}
