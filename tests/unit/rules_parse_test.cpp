@@ -158,8 +158,9 @@ TEST_CASE("parse: an unknown fault level lists the known ones", "[rules][parse]"
 }
 
 TEST_CASE("parse: a match without any, all or regex is an error", "[rules][parse]") {
-  require_one_error("rules:\n  - id: a\n    match: { level: ERROR }\n",
-                    "t.yaml:3:12: match needs at least one of 'any', 'all', 'any_of', 'lines' or 'regex'");
+  require_one_error(
+      "rules:\n  - id: a\n    match: { level: ERROR }\n",
+      "t.yaml:3:12: match needs at least one of 'any', 'all', 'any_of', 'lines' or 'regex'");
   require_one_error("rules:\n  - id: a\n", "t.yaml:2:5: rule 'a' has no 'match'");
 }
 
