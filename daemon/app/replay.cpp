@@ -86,6 +86,7 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
   uint64_t line = 1;
   bool skipping = false;  // inside the discarded tail of an over-long line
   std::vector<Finding> findings;
+  ScanContext context;  // multi-line rules span the buffers of this file
   Printer printer(out);
   auto scan = [&](std::string_view data, uint64_t start, uint64_t end_offset) {
     Chunk c;
@@ -99,7 +100,7 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
     const uint64_t newlines = static_cast<uint64_t>(std::count(data.begin(), data.end(), '\n'));
     c.end_line = line + newlines - 1 + (data.empty() || data.back() == '\n' ? 0 : 1);
     findings.clear();
-    config.rules->scan(c, SystemClock::now(), findings);
+    config.rules->scan(c, SystemClock::now(), findings, nullptr, &context);
     printer.print(findings);
     sum.findings += findings.size();
     sum.lines += newlines + (data.empty() || data.back() == '\n' ? 0 : 1);
