@@ -151,6 +151,9 @@ class Daemon final : public ChunkSink {
   std::vector<std::shared_ptr<SourceSlot>> slots_;
   Source* polling_ = nullptr;      // the source whose chunk is being handled
   std::vector<Finding> findings_;  // reused per chunk
+  // Multi-line rule progress per source, across chunks (a context notices a new RuleSet after
+  // a reload and starts over). Touched only on the io thread, like findings_.
+  std::map<std::string, ScanContext, std::less<>> scan_contexts_;
   bool stopping_ = false;
 };
 
@@ -344,7 +347,11 @@ void Daemon::save_positions() {
 bool Daemon::on_chunk(const Chunk& chunk) {
   findings_.clear();
   ScanStats stats;
-  config_.rules->scan(chunk, clock_.now(), findings_, &stats);
+  auto context = scan_contexts_.find(chunk.source);
+  if (context == scan_contexts_.end()) {
+    context = scan_contexts_.try_emplace(std::string(chunk.source)).first;
+  }
+  config_.rules->scan(chunk, clock_.now(), findings_, &stats, &context->second);
   if (stats.device_refused > 0 && polling_ != nullptr) {
     for (uint64_t i = 0; i < stats.device_refused; ++i) {
       polling_->stats().count_error(SourceErrorKind::Device);

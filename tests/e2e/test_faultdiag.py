@@ -2,7 +2,8 @@
 """End to end, with the real faultd and faultctl and the real FaultDiag knowledge base: a
 device-OS event line matched by a kg-config.json entry is journaled with the entry's id, cause
 and suggestion, which `faultctl events` shows (table and JSON) and `--replay` prints; the
-finding is a diagnosis, recorded without changing the device's state; `--check-config` reports
+finding is a diagnosis, recorded without changing the device's state; the multi-line entry
+matches a pair of lines that arrive in separate reads; `--check-config` reports
 how many entries became rules and why the others were skipped."""
 import os
 import subprocess
@@ -34,7 +35,7 @@ catalogs:
   mindcluster_fault_codes: {data}/faultCode.json
   faultdiag_knowledge:
     path: {data}/kg-config.json
-    source_classes: {{ NPU_OS: [device-os] }}
+    source_classes: {{ NPU_OS: [device-os], PyMotor_vLLM_Log: [device-os] }}
 sources:
   - {{ name: device-os, type: file, paths: ["{logs}/dev-os-*/debug/device-os/*.log"],
       path_fields: 'dev-os-(?P<device>\\d+)/', start_at: end }}
@@ -73,6 +74,19 @@ sources:
           "faultctl events shows the annotations: " + table.stdout)
     state = metric_value(scrape(port), "faultd_device_state", {"device": "2", "state": "warning"})
     check(state in (None, 0.0), "the device's state does not change")
+
+    # The multi-line entry: its two lines arrive in separate reads, and still make one finding.
+    lines = lambda: metric_value(scrape(port), "faultd_source_lines_total", {"source": "device-os"})
+    wait_for("the first lines to be read", lambda: lines() == 3.0)
+    with open(dev_log, "a") as f:
+        f.write("E send request to 10.0.0.2:8080 failed: connection refused\n")
+    wait_for("the first line of the pair to be read", lambda: lines() == 4.0)
+    with open(dev_log, "a") as f:
+        f.write("E Initialize mooncake failed: metadata_server http://x P2PHANDSHAKE. Check mooncake "
+                "config and network\n")
+    wait_for("the multi-line rule to match across reads",
+             lambda: metric_value(scrape(port), "faultd_rule_matches_total",
+                                  {"rule": "faultdiag.aisw_vllm_ascend_kv_pool_mooncake_002"}) == 1.0)
     check(d.stop() == 0, "faultd stops cleanly")
 
     replay = subprocess.run([os.path.abspath(args.faultd), "--replay", "--config", d.config, dev_log],
