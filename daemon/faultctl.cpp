@@ -93,6 +93,16 @@ void print_events(const nlohmann::json& r) {
               << (str(f, "device").empty() ? "-" : str(f, "device")) << std::setw(22)
               << str(f, "level") << std::setw(10) << str(f, "code") << std::setw(34)
               << str(f, "rule") << str(f, "file") << ':' << str(f, "line") << '\n';
+    // What the rule knows about the fault (e.g. a FaultDiag cause and suggestion), indented
+    // under its row so the table stays one row per fault.
+    if (f.value("recovery", false))
+      std::cout << "        recovery: the device reports it recovered\n";
+    if (const auto a = f.find("annotations"); a != f.end() && a->is_object()) {
+      for (const auto& [name, value] : a->items()) {
+        std::cout << "        " << name << ": "
+                  << (value.is_string() ? value.get<std::string>() : value.dump()) << '\n';
+      }
+    }
   }
   if (!r["actions"].empty()) {
     std::cout << '\n'

@@ -36,6 +36,7 @@ int check_config(const std::string& path) {
   std::cout << path << ": ok: " << cfg->rules->size() << " rule(s) from " << cfg->rule_files.size()
             << " file(s), " << cfg->sources.size() << " source(s), " << cfg->actions.size()
             << " action(s); ruleset sha256 " << cfg->rules->sha256() << '\n';
+  if (!cfg->faultdiag_summary.empty()) std::cout << "faultdiag: " << cfg->faultdiag_summary << '\n';
   return 0;
 }
 

@@ -35,10 +35,69 @@ std::vector<std::string> get_items(const YAML::Node& map, const char* key, const
   return *list;
 }
 
+// A list whose items are each a string or a list of strings (`any_of`, `lines`): every item
+// becomes a non-empty list of non-empty, single-line strings.
+std::vector<std::vector<std::string>> get_groups(const YAML::Node& map, const char* key,
+                                                 const Ctx& ctx) {
+  std::vector<std::vector<std::string>> groups;
+  const YAML::Node node = map[key];
+  if (absent(node)) return groups;
+  if (!node.IsSequence() || node.size() == 0) {
+    ctx.error(node, std::string("'") + key + "' must be a non-empty list of lists of strings");
+    return groups;
+  }
+  for (const auto& item : node) {
+    if (item.IsScalar()) {
+      groups.emplace_back();
+      groups.back().push_back(item.Scalar());
+    } else if (item.IsSequence() && item.size() > 0) {
+      groups.emplace_back();
+      for (const auto& s : item) {
+        if (!s.IsScalar()) {
+          ctx.error(s, std::string("'") + key + "' items must be strings");
+          continue;
+        }
+        groups.back().push_back(s.Scalar());
+      }
+    } else {
+      ctx.error(item, std::string("each item of '") + key +
+                          "' is a string or a non-empty list of strings");
+      continue;
+    }
+    for (const auto& s : groups.back()) {
+      if (s.empty()) ctx.error(item, std::string("empty string in '") + key + "'");
+      if (s.find('\n') != std::string::npos) {
+        ctx.error(item, std::string("'") + key + "' strings cannot contain a newline");
+      }
+    }
+  }
+  return groups;
+}
+
 void parse_match(const YAML::Node& match, RuleSpec& spec, const Ctx& ctx) {
-  if (!yaml::check_map(match, "match", {"any", "all", "regex", "level"}, ctx)) return;
+  if (!yaml::check_map(match, "match",
+                       {"any", "all", "any_of", "lines", "max_lines", "regex", "level"}, ctx)) {
+    return;
+  }
   spec.any = get_items(match, "any", ctx);
   spec.all = get_items(match, "all", ctx);
+  spec.any_of = get_groups(match, "any_of", ctx);
+  spec.lines = get_groups(match, "lines", ctx);
+  if (auto n = yaml::get_int(match, "max_lines", ctx, 1, rules::kMaxMultiLineWindow)) {
+    spec.max_lines = static_cast<uint32_t>(*n);
+  }
+  if (!absent(match["lines"])) {
+    for (const char* other : {"any", "all", "any_of", "regex", "level"}) {
+      if (!absent(match[other])) {
+        ctx.error(match[other], std::string("'") + other +
+                                    "' cannot be combined with 'lines' (a multi-line rule "
+                                    "matches only its lines)");
+      }
+    }
+    if (absent(match["max_lines"])) ctx.error(match, "'lines' needs 'max_lines'");
+  } else if (!absent(match["max_lines"])) {
+    ctx.error(match["max_lines"], "'max_lines' is only for a multi-line rule ('lines')");
+  }
   if (auto regex = yaml::get_string(match, "regex", ctx)) {
     std::string error;
     if (regex->empty()) {
@@ -65,8 +124,9 @@ void parse_match(const YAML::Node& match, RuleSpec& spec, const Ctx& ctx) {
     spec.levels = *levels;
   }
   // Judged on the keys, not their values: a bad value was reported already.
-  if (absent(match["any"]) && absent(match["all"]) && absent(match["regex"])) {
-    ctx.error(match, "match needs at least one of 'any', 'all' or 'regex'");
+  if (absent(match["any"]) && absent(match["all"]) && absent(match["any_of"]) &&
+      absent(match["lines"]) && absent(match["regex"])) {
+    ctx.error(match, "match needs at least one of 'any', 'all', 'any_of', 'lines' or 'regex'");
   }
 }
 
@@ -102,7 +162,8 @@ void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
 std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
   const size_t errors_before = ctx.errors->size();
   if (!yaml::check_map(node, "rule",
-                       {"id", "description", "sources", "match", "device", "fault", "mode", "detect"},
+                       {"id", "description", "sources", "match", "device", "fault", "mode",
+                        "detect", "recovery", "annotations"},
                        ctx)) {
     return std::nullopt;
   }
@@ -145,6 +206,24 @@ std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
   }
   if (!absent(node["detect"]))
     spec.detect = parse_detector_spec(node["detect"], ctx.file, *ctx.errors);
+  if (auto recovery = yaml::get_bool(node, "recovery", ctx)) spec.recovery = *recovery;
+  if (const YAML::Node annotations = node["annotations"]; !absent(annotations)) {
+    if (!annotations.IsMap()) {
+      ctx.error(annotations, "'annotations' must be a map of names to strings");
+    } else {
+      for (const auto& kv : annotations) {
+        const std::string name = kv.first.Scalar();
+        if (!rules::is_field_name(name)) {
+          ctx.error(kv.first,
+                    "annotation name '" + name + "' is not a name ([A-Za-z_][A-Za-z0-9_]*)");
+        } else if (!kv.second.IsScalar()) {
+          ctx.error(kv.second, "annotation '" + name + "' must be a string");
+        } else {
+          spec.annotations.emplace_back(name, kv.second.Scalar());
+        }
+      }
+    }
+  }
 
   if (ctx.errors->size() != errors_before) return std::nullopt;
   return spec;

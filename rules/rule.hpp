@@ -4,29 +4,44 @@
 // the old one stays valid for whoever still holds it.
 //
 // Cost model: lines that cannot match cost about a memchr. Each rule has trigger literals (its
-// `any` strings, or the longest `all` string); the engine scans a whole chunk for the triggers
-// of the chunk's source and evaluates the full rule (all substrings, level, RE2) only on the
-// lines that contain a trigger. A rule with only a regex and no literal is evaluated on every
-// line of its sources (check-config warns about it).
+// `any` strings; else the longest string of each `any_of` alternative or of each `lines` entry;
+// else the longest `all` string); the engine scans a whole chunk for the triggers of the
+// chunk's source and evaluates the full rule (all substrings, level, RE2) only on the lines that
+// contain a trigger. A rule with only a regex and no literal is evaluated on every line of its
+// sources (check-config warns about it).
 //
 // Matching details every rule author relies on:
 //   - A line is matched without its '\n' and without a trailing '\r' (CRLF files work).
-//   - `any`/`all` are case-sensitive substrings; `level` compares the line's leading `[WORD]`
-//     (line_level below), so a line with a launcher prefix such as "(pid=1) [ERROR] ..." has no
-//     level and never passes a level filter.
+//   - `any`/`all`/`any_of` are case-sensitive substrings: one `any` string must occur, every
+//     `all` string must occur, and every string of at least one `any_of` alternative must occur.
+//   - `level` compares the line's leading `[WORD]` (line_level below), read after the launcher
+//     prefixes of log-formats.md §4 ("(train pid=1234) ", "(pid=1) ", "[rank7]: ", "rank3: ").
 //   - Regexes are RE2 in Latin-1 mode: a log line is bytes, and invalid UTF-8 must not stop `.`
-//     from matching. Named groups become fields; path_fields of the chunk fill in the rest
-//     (a capture wins over a path field of the same name).
-//   - Templates ("{device}", "{code}", "80818C00", "npu{device}") expand to "" when a field they
-//     name is missing or empty. A device that fails is_valid_device_id is dropped (the finding is
-//     kept, without device, and counted); a code is upper-cased with any 0x prefix removed.
+//     from matching. Named groups become fields; path_fields of the chunk fill in the rest (a
+//     capture wins over a path field of the same name) — except `device`, which follows
+//     log-formats.md §11: the torch_npu tuple "(PID:n, Device:N, RankID:n)" of the line, then
+//     the path field (the device-N/ directory), then the rule's own capture.
+//   - Templates ("{device}", "{code}", "80818C00", "npu{device}", "{card}-{chip}"): a field that
+//     is missing or empty expands to nothing and the rest is kept ("{card}-{chip}" with only
+//     card=3 gives "3-"); when a template names fields and none has a value, the whole value is
+//     empty (bare literal text such as "npu" names nothing). A device that fails
+//     is_valid_device_id is dropped (the finding is kept, without device, and counted); a code
+//     is upper-cased with any 0x prefix removed.
+//   - Multi-line rules (`lines: [[a, b], [c]]`, `max_lines: N`): each entry is a list of
+//     substrings that must all occur on one line; the rule fires on the line that completes the
+//     set when every entry has matched a line of the same file within the last N lines (in any
+//     order), then starts over. Only the line number of each entry's latest match is kept, in a
+//     ScanContext the caller owns per source, so a match spans chunk boundaries as long as the
+//     caller passes the same context; without one, a match must lie within one chunk.
 //   - Within one line, findings come in rule order; a rule yields at most one finding per line.
 //   - A rule with `detect:` yields findings marked `detector_input`, with `fields` = its named
 //     captures plus the chunk's path fields (values as text): input for the DetectorBank.
 //
-// Threading: a RuleSet is immutable and may be shared across threads; scan() keeps no state.
+// Threading: a RuleSet is immutable and may be shared across threads; scan() keeps no state of
+// its own. A ScanContext belongs to one caller (one source) and is not thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,17 +63,24 @@ struct RuleSpec {
   std::vector<std::string> sources;  // empty: every source
   std::vector<std::string> any;      // at least one must occur (substring, case-sensitive)
   std::vector<std::string> all;      // every one must occur
-  std::string regex;                 // optional RE2; named groups become fields
-  std::vector<std::string> levels;   // optional: the line's leading [LEVEL] must be one of these
-  std::string device;                // template such as "{device}"; empty: "{device}" if known
-  std::string code;                  // template; may be literal ("80818C00") or "{code}"
-                                     // (a literal is stored normalized: upper case, no 0x)
+  // OR of ANDs: every string of at least one alternative must occur.
+  std::vector<std::vector<std::string>> any_of;
+  // Multi-line: each entry's strings must all occur on one line, every entry within max_lines.
+  std::vector<std::vector<std::string>> lines;
+  uint32_t max_lines = 0;
+  std::string regex;                // optional RE2; named groups become fields
+  std::vector<std::string> levels;  // optional: the line's leading [LEVEL] must be one of these
+  std::string device;               // template such as "{device}"; empty: "{device}" if known
+  std::string code;                 // template; may be literal ("80818C00") or "{code}"
+                                    // (a literal is stored normalized: upper case, no 0x)
   std::optional<FaultLevel> fault_level;
   // `mode: shadow`: findings are journaled and counted, but change no device and start nothing
   // (to try a new rule on a live fleet).
   bool shadow = false;
   // `detect:`: the rule's matches feed this stateful detector instead of being faults.
   std::optional<DetectorSpec> detect;
+  bool recovery = false;  // findings report the device recovered (Finding::recovery)
+  Fields annotations;     // operator knowledge copied into every finding (cause, suggestion...)
   // Where it was defined, for errors found after loading (duplicate ids, ...).
   std::string file;
   int line = 0;
@@ -89,6 +111,27 @@ struct ScanStats {
   uint64_t code_refused = 0;    // codes that were not [A-Z0-9._-]{1,32} (finding kept, no code)
 };
 
+// Per-source matching state that outlives one chunk (multi-line rules' progress per file).
+// Owned by the caller (one per source), passed to every scan() of that source; bounded: at most
+// kMaxFiles files are tracked, the least recently scanned is forgotten first. A context used
+// with another RuleSet (after a reload) starts over.
+class ScanContext {
+ public:
+  static constexpr size_t kMaxFiles = 64;
+  ScanContext();
+  ~ScanContext();
+  ScanContext(const ScanContext&) = delete;
+  ScanContext& operator=(const ScanContext&) = delete;
+  void clear();
+  size_t files_tracked() const;
+
+  struct Impl;  // defined and used by the engine only
+
+ private:
+  friend class RuleSet;
+  std::unique_ptr<Impl> impl_;
+};
+
 class RuleSet {
  public:
   // Compiles specs (RE2 once, trigger tables per source). Reports duplicate ids and anything
@@ -109,9 +152,11 @@ class RuleSet {
 
   // Matches every line of the chunk for the chunk's source. Appends findings (rule, source,
   // device, level, code, file, line, offset, identity, text capped at kMaxEvidenceBytes,
-  // time=now, noticed=chunk.noticed). `stats` is optional.
+  // time=now, noticed=chunk.noticed). `stats` is optional; `context` carries multi-line
+  // progress across the chunks of one source (without it, a multi-line match must lie within
+  // one chunk).
   void scan(const Chunk& chunk, TimePoint now, std::vector<Finding>& out,
-            ScanStats* stats = nullptr) const;
+            ScanStats* stats = nullptr, ScanContext* context = nullptr) const;
 
  private:
   RuleSet();
@@ -119,8 +164,16 @@ class RuleSet {
   std::unique_ptr<Impl> impl_;
 };
 
-// The line's log level: the first `[WORD]` at the start of the line (after blanks), e.g.
-// "ERROR" for "[ERROR] AICPU(...)". Empty when the line has none.
+// The line without the launcher prefixes that training launchers put before a log line
+// (log-formats.md §4): "(train pid=1234) ", "(EngineCore_DP0 pid=1228) ", "(pid=1) ",
+// "[rank7]: ", "rank3: ", possibly several. Unchanged when there is none.
+std::string_view strip_launcher_prefix(std::string_view line);
+
+// The line's log level: the first `[WORD]` at the start of the line (after blanks and launcher
+// prefixes), e.g. "ERROR" for "(train pid=7) [ERROR] AICPU(...)". Empty when the line has none.
 std::string_view line_level(std::string_view line);
+
+// The device of the torch_npu tuple "(PID:n, Device:N, RankID:n)" in `line`, empty when none.
+std::string_view torch_npu_device(std::string_view line);
 
 }  // namespace faultd

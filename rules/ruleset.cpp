@@ -1,8 +1,10 @@
 // The rule engine: compiling specs into per-source views and matching chunks against them.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <re2/re2.h>
 
@@ -20,7 +22,72 @@ FaultLevel CodeLevels::resolve(const std::string& code) const {
   return it == levels.end() ? default_level : it->second;
 }
 
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Length of the digits at the start of `text`.
+size_t digits_at(std::string_view text) {
+  size_t n = 0;
+  while (n < text.size() && is_digit(text[n])) ++n;
+  return n;
+}
+
+// Length of one launcher prefix at the start of `text` (including one following blank), or 0.
+size_t launcher_prefix_length(std::string_view text) {
+  constexpr size_t kMaxLauncherName = 64;  // "(EngineCore_DP0 pid=1228) ": a name, not a message
+  size_t n = 0;
+  if (text.starts_with('(')) {
+    const size_t close = text.find(')');
+    if (close == std::string_view::npos || close > kMaxLauncherName) return 0;
+    const std::string_view inner = text.substr(1, close - 1);
+    const size_t pid = inner.rfind("pid=");
+    if (pid == std::string_view::npos || (pid > 0 && inner[pid - 1] != ' ')) return 0;
+    const size_t digits = digits_at(inner.substr(pid + 4));
+    if (digits == 0 || pid + 4 + digits != inner.size()) return 0;
+    n = close + 1;
+  } else if (text.starts_with("[rank")) {
+    const size_t digits = digits_at(text.substr(5));
+    if (digits == 0 || text.substr(5 + digits, 2) != "]:") return 0;
+    n = 5 + digits + 2;
+  } else if (text.starts_with("rank")) {
+    const size_t digits = digits_at(text.substr(4));
+    if (digits == 0 || text.substr(4 + digits, 1) != ":") return 0;
+    n = 4 + digits + 1;
+  } else {
+    return 0;
+  }
+  if (n < text.size() && (text[n] == ' ' || text[n] == '\t')) ++n;
+  return n;
+}
+
+}  // namespace
+
+std::string_view strip_launcher_prefix(std::string_view line) {
+  for (;;) {
+    size_t i = 0;
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const size_t n = launcher_prefix_length(line.substr(i));
+    if (n == 0) return line;
+    line.remove_prefix(i + n);
+  }
+}
+
+std::string_view torch_npu_device(std::string_view line) {
+  const size_t open = line.find("(PID:");
+  if (open == std::string_view::npos) return {};
+  const size_t close = line.find(')', open);
+  const std::string_view tuple =
+      line.substr(open, close == std::string_view::npos ? std::string_view::npos : close - open);
+  const size_t key = tuple.find("Device:");
+  if (key == std::string_view::npos) return {};
+  std::string_view rest = tuple.substr(key + 7);
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  return rest.substr(0, digits_at(rest));
+}
+
 std::string_view line_level(std::string_view line) {
+  line = strip_launcher_prefix(line);
   size_t i = 0;
   while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
   if (i == line.size() || line[i] != '[') return {};
@@ -39,6 +106,7 @@ struct CompiledRule {
   int submatches = 0;  // how many submatches Match() must fill (0: none are needed)
   Template device;
   Template code;
+  int multiline_slot = -1;  // index of this rule's progress in a ScanContext file entry
 };
 
 // The rules that apply to one source, with the prefilter over their triggers.
@@ -46,7 +114,9 @@ struct View {
   std::vector<uint32_t> rules;  // indexes into RuleSet::Impl::rules, ascending = rule order
   LiteralSet triggers;
   std::vector<std::vector<uint32_t>> trigger_rules;  // per trigger: positions in `rules`
-  bool every_line = false;  // some rule has no trigger, so every line is a candidate
+  // Positions of rules without a trigger: evaluated on every line, alone, so one regex-only
+  // rule costs its own regex per line, not a full evaluation of every rule of the view.
+  std::vector<uint32_t> untriggered;
 };
 
 // Everything a RuleSet holds (RuleSet::Impl is this; the scanner below reads it).
@@ -59,6 +129,10 @@ struct Engine {
   std::string sha256;
   std::vector<std::string> warnings;
   size_t max_submatches = 0;
+  std::vector<uint32_t> multiline_groups;  // per multi-line slot: how many `lines` entries
+  uint64_t serial = 0;                     // tells a ScanContext which RuleSet it tracked
+
+  uint32_t multiline_count() const { return static_cast<uint32_t>(multiline_groups.size()); }
 
   const View& view_for(std::string_view source) const {
     const auto it = by_source.find(source);
@@ -69,6 +143,49 @@ struct Engine {
 }  // namespace rules
 
 struct RuleSet::Impl : rules::Engine {};
+
+// Multi-line progress per file: for each multi-line rule, the line number of the latest line
+// that matched each `lines` entry (0: none yet). Files are keyed by device and inode (the
+// path when the source has no identity), so a rotated file keeps its progress.
+struct ScanContext::Impl {
+  using Key = std::tuple<uint64_t, uint64_t, std::string>;
+  struct File {
+    uint64_t last_used = 0;
+    std::vector<std::vector<uint64_t>> progress;  // by multi-line slot, then by entry
+  };
+  uint64_t serial = 0;
+  uint64_t uses = 0;
+  std::map<Key, File> files;
+
+  File& file_for(const Chunk& chunk, const rules::Engine& engine) {
+    if (serial != engine.serial) {
+      files.clear();
+      serial = engine.serial;
+    }
+    Key key = chunk.identity.ino != 0 ? Key{chunk.identity.dev, chunk.identity.ino, std::string()}
+                                      : Key{0, 0, std::string(chunk.path)};
+    auto it = files.find(key);
+    if (it == files.end()) {
+      if (files.size() >= kMaxFiles) {
+        files.erase(std::min_element(files.begin(), files.end(), [](const auto& a, const auto& b) {
+          return a.second.last_used < b.second.last_used;
+        }));
+      }
+      it = files.emplace(std::move(key), File{}).first;
+      it->second.progress.resize(engine.multiline_count());
+      for (uint32_t slot = 0; slot < engine.multiline_count(); ++slot) {
+        it->second.progress[slot].assign(engine.multiline_groups[slot], 0);
+      }
+    }
+    it->second.last_used = ++uses;
+    return it->second;
+  }
+};
+
+ScanContext::ScanContext() : impl_(std::make_unique<Impl>()) {}
+ScanContext::~ScanContext() = default;
+void ScanContext::clear() { impl_->files.clear(); }
+size_t ScanContext::files_tracked() const { return impl_->files.size(); }
 
 namespace {
 
@@ -81,13 +198,24 @@ std::string where(const RuleSpec& spec) {
   return spec.file + ':' + std::to_string(spec.line) + ':' + std::to_string(spec.column);
 }
 
+const std::string& longest(const std::vector<std::string>& strings) {
+  return *std::max_element(strings.begin(), strings.end(),
+                           [](const auto& a, const auto& b) { return a.size() < b.size(); });
+}
+
 // The literals that make a line worth evaluating for `spec`: each `any` string (one of them
-// must occur), else the longest `all` string (the rarest, as a rule of thumb).
+// must occur); else the longest string of each `any_of` alternative or `lines` entry (one
+// alternative must occur whole); else the longest `all` string (the rarest, as a rule of thumb).
 std::vector<std::string> triggers_of(const RuleSpec& spec) {
   if (!spec.any.empty()) return spec.any;
+  const auto& groups = !spec.any_of.empty() ? spec.any_of : spec.lines;
+  if (!groups.empty()) {
+    std::vector<std::string> out;
+    for (const auto& group : groups) out.push_back(longest(group));
+    return out;
+  }
   if (spec.all.empty()) return {};
-  return {*std::max_element(spec.all.begin(), spec.all.end(),
-                            [](const auto& a, const auto& b) { return a.size() < b.size(); })};
+  return {longest(spec.all)};
 }
 
 View make_view(const std::vector<CompiledRule>& rules, const std::vector<uint32_t>& members) {
@@ -96,7 +224,7 @@ View make_view(const std::vector<CompiledRule>& rules, const std::vector<uint32_
   std::map<std::string, std::vector<uint32_t>> by_literal;
   for (uint32_t pos = 0; pos < members.size(); ++pos) {
     const auto triggers = triggers_of(rules[members[pos]].spec);
-    if (triggers.empty()) view.every_line = true;
+    if (triggers.empty()) view.untriggered.push_back(pos);
     for (const auto& t : triggers) {
       auto& list = by_literal[t];
       if (list.empty() || list.back() != pos) list.push_back(pos);
@@ -142,6 +270,24 @@ std::string canonical_form(const std::vector<CompiledRule>& rules) {
     put(out, "fault_level", s->fault_level ? to_string(*s->fault_level) : "");
     if (s->shadow) put(out, "mode", "shadow");
     if (s->detect) put(out, "detect", s->detect->canonical());
+    // Later keys are written only when used, so rule sets without them keep their hash.
+    if (!s->any_of.empty()) {
+      put(out, "any_of", std::to_string(s->any_of.size()));
+      for (const auto& group : s->any_of) put_list(out, "-", group);
+    }
+    if (!s->lines.empty()) {
+      put(out, "lines", std::to_string(s->lines.size()));
+      for (const auto& group : s->lines) put_list(out, "-", group);
+      put(out, "max_lines", std::to_string(s->max_lines));
+    }
+    if (s->recovery) put(out, "recovery", "true");
+    if (!s->annotations.empty()) {
+      put(out, "annotations", std::to_string(s->annotations.size()));
+      for (const auto& [name, value] : s->annotations) {
+        put(out, "-", name);
+        put(out, "=", value);
+      }
+    }
   }
   return out;
 }
@@ -160,56 +306,71 @@ bool contains(std::string_view line, const std::string& s) {
   return line.find(s) != std::string_view::npos;
 }
 
+bool contains_all(std::string_view line, const std::vector<std::string>& strings) {
+  return std::all_of(strings.begin(), strings.end(),
+                     [&](const auto& s) { return contains(line, s); });
+}
+
 // Matches the lines of one chunk against one view. Lives for one scan() call.
 class Scanner {
  public:
   Scanner(const rules::Engine& set, const View& view, const Chunk& chunk, TimePoint now,
-          std::vector<Finding>& out, ScanStats& stats)
+          std::vector<Finding>& out, ScanStats& stats, ScanContext::Impl& context)
       : set_(set),
         view_(view),
         chunk_(chunk),
         now_(now),
         out_(out),
         stats_(stats),
+        context_(context),
         line_(chunk.first_line),
         subs_(set.max_submatches) {}
 
-  void every_line() {
-    const std::string_view data = chunk_.data;
-    std::vector<uint32_t> all(view_.rules.size());
-    for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
-    for (size_t start = 0; start < data.size();) {
+  void run() {
+    const std::vector<size_t> starts = view_.triggers.empty()
+                                           ? std::vector<size_t>{}
+                                           : view_.triggers.candidate_lines(chunk_.data);
+    std::vector<uint32_t> selected;
+    if (view_.untriggered.empty()) {
+      stats_.candidate_lines += starts.size();
+      for (size_t start : starts) {
+        const size_t end = line_end(start);
+        selected.clear();
+        add_triggered(start, end, selected);
+        if (!selected.empty()) evaluate_line(start, end, number_of_line_at(start), selected);
+      }
+      return;
+    }
+    // Every line is a candidate for the untriggered rules; the candidate lines of the
+    // prefilter add their triggered rules.
+    auto next = starts.begin();
+    for (size_t start = 0; start < chunk_.data.size();) {
       const size_t end = line_end(start);
       ++stats_.candidate_lines;
-      evaluate_line(start, end, line_, all);
-      ++line_;
+      selected.assign(view_.untriggered.begin(), view_.untriggered.end());
+      if (next != starts.end() && *next == start) {
+        add_triggered(start, end, selected);
+        ++next;
+      }
+      evaluate_line(start, end, number_of_line_at(start), selected);
       start = end + 1;
     }
   }
 
-  void candidates() {
-    const std::vector<size_t> starts = view_.triggers.candidate_lines(chunk_.data);
-    stats_.candidate_lines += starts.size();
-    std::vector<uint32_t> ids;
-    std::vector<uint32_t> selected;
-    for (size_t start : starts) {
-      const size_t end = line_end(start);
-      ids.clear();
-      selected.clear();
-      view_.triggers.matches(strip(start, end), ids);
-      for (uint32_t id : ids) {
-        const auto& positions = view_.trigger_rules[id];
-        selected.insert(selected.end(), positions.begin(), positions.end());
-      }
-      if (selected.empty()) continue;
-      // A line with several triggers is evaluated once, each rule at most once, in rule order.
-      std::sort(selected.begin(), selected.end());
-      selected.erase(std::unique(selected.begin(), selected.end()), selected.end());
-      evaluate_line(start, end, number_of_line_at(start), selected);
+ private:
+  // Appends the rules whose triggers occur on the line; leaves `selected` sorted and unique
+  // (a line with several triggers evaluates each rule at most once, in rule order).
+  void add_triggered(size_t start, size_t end, std::vector<uint32_t>& selected) {
+    ids_.clear();
+    view_.triggers.matches(strip(start, end), ids_);
+    for (uint32_t id : ids_) {
+      const auto& positions = view_.trigger_rules[id];
+      selected.insert(selected.end(), positions.begin(), positions.end());
     }
+    std::sort(selected.begin(), selected.end());
+    selected.erase(std::unique(selected.begin(), selected.end()), selected.end());
   }
 
- private:
   size_t line_end(size_t start) const {
     const void* nl = std::memchr(chunk_.data.data() + start, '\n', chunk_.data.size() - start);
     return nl == nullptr ? chunk_.data.size()
@@ -242,8 +403,32 @@ class Scanner {
     const std::string_view line = strip(start, end);
     for (uint32_t pos : positions) {
       const CompiledRule& rule = set_.rules[view_.rules[pos]];
-      if (matches(rule, line)) emit(rule, line, start, line_number);
+      const bool hit =
+          rule.multiline_slot >= 0 ? completes_lines(rule, line, line_number) : matches(rule, line);
+      if (hit) emit(rule, line, start, line_number);
     }
+  }
+
+  // Records which `lines` entries this line matches; true when it completes the set within
+  // the rule's window (the progress then starts over).
+  bool completes_lines(const CompiledRule& rule, std::string_view line, uint64_t line_number) {
+    const RuleSpec& spec = rule.spec;
+    std::vector<uint64_t>* progress = nullptr;
+    for (size_t g = 0; g < spec.lines.size(); ++g) {
+      if (!contains_all(line, spec.lines[g])) continue;
+      if (progress == nullptr) {
+        if (file_ == nullptr) file_ = &context_.file_for(chunk_, set_);
+        progress = &file_->progress[static_cast<size_t>(rule.multiline_slot)];
+      }
+      (*progress)[g] = line_number;
+    }
+    if (progress == nullptr) return false;
+    // A line number above this one is left from before a truncation: not in the window.
+    const bool complete = std::all_of(progress->begin(), progress->end(), [&](uint64_t seen) {
+      return seen != 0 && seen <= line_number && line_number - seen < spec.max_lines;
+    });
+    if (complete) std::fill(progress->begin(), progress->end(), 0);
+    return complete;
   }
 
   bool matches(const CompiledRule& rule, std::string_view line) {
@@ -252,8 +437,11 @@ class Scanner {
                                           [&](const auto& s) { return contains(line, s); })) {
       return false;
     }
-    for (const auto& s : spec.all) {
-      if (!contains(line, s)) return false;
+    if (!contains_all(line, spec.all)) return false;
+    if (!spec.any_of.empty() &&
+        std::none_of(spec.any_of.begin(), spec.any_of.end(),
+                     [&](const auto& group) { return contains_all(line, group); })) {
+      return false;
     }
     if (!spec.levels.empty()) {
       const std::string_view level = line_level(line);
@@ -292,8 +480,25 @@ class Scanner {
                        [name](const auto& c) { return c.first == name; });
   }
 
+  // The device in log-formats.md §11's order: the torch_npu tuple, the path field (device-N/),
+  // then the rule's own capture.
+  std::optional<std::string_view> device_field(std::string_view line) const {
+    if (const std::string_view tuple = torch_npu_device(line); !tuple.empty()) return tuple;
+    if (chunk_.path_fields != nullptr) {
+      for (const auto& [n, v] : *chunk_.path_fields) {
+        if (n == "device" && !v.empty()) return std::string_view(v);
+      }
+    }
+    for (const auto& [n, v] : captures_) {
+      if (n == "device") return v;
+    }
+    return std::nullopt;
+  }
+
   void emit(const CompiledRule& rule, std::string_view line, size_t start, uint64_t line_number) {
-    auto lookup = [this](std::string_view name) { return field(name); };
+    auto lookup = [this, line](std::string_view name) {
+      return name == "device" ? device_field(line) : field(name);
+    };
     Finding f;
     f.rule = rule.spec.id;
     f.source = std::string(chunk_.source);
@@ -328,6 +533,8 @@ class Scanner {
         }
       }
     }
+    f.recovery = rule.spec.recovery;
+    f.annotations = rule.spec.annotations;
     out_.push_back(std::move(f));
     ++stats_.findings;
   }
@@ -338,9 +545,12 @@ class Scanner {
   const TimePoint now_;
   std::vector<Finding>& out_;
   ScanStats& stats_;
-  uint64_t line_;       // number of the line that starts at counted_
-  size_t counted_ = 0;  // newlines before this offset are counted in line_
+  ScanContext::Impl& context_;
+  ScanContext::Impl::File* file_ = nullptr;  // this chunk's file in context_, once needed
+  uint64_t line_;                            // number of the line that starts at counted_
+  size_t counted_ = 0;                       // newlines before this offset are counted in line_
   std::vector<re2::StringPiece> subs_;
+  std::vector<uint32_t> ids_;
   std::vector<std::pair<std::string_view, std::string_view>> captures_;
 };
 
@@ -368,6 +578,8 @@ std::shared_ptr<const RuleSet> RuleSet::build(std::vector<RuleSpec> specs, CodeL
 
   std::shared_ptr<RuleSet> set(new RuleSet());
   Impl& impl = *set->impl_;
+  static std::atomic<uint64_t> next_serial{1};
+  impl.serial = next_serial++;
   impl.levels = std::move(levels);
   std::set<std::string> source_names;
   for (auto& spec : specs) {
@@ -383,6 +595,10 @@ std::shared_ptr<const RuleSet> RuleSet::build(std::vector<RuleSpec> specs, CodeL
     }
     rule.device = *rules::parse_template(spec.device.empty() ? "{device}" : spec.device, error);
     rule.code = *rules::parse_template(spec.code, error);
+    if (!spec.lines.empty()) {
+      rule.multiline_slot = static_cast<int>(impl.multiline_groups.size());
+      impl.multiline_groups.push_back(static_cast<uint32_t>(spec.lines.size()));
+    }
     source_names.insert(spec.sources.begin(), spec.sources.end());
     for (const auto& t : triggers_of(spec)) {
       if (t.size() < kShortTrigger) {
@@ -447,17 +663,17 @@ const std::string& RuleSet::sha256() const { return impl_->sha256; }
 
 const std::vector<std::string>& RuleSet::warnings() const { return impl_->warnings; }
 
-void RuleSet::scan(const Chunk& chunk, TimePoint now, std::vector<Finding>& out,
-                   ScanStats* stats) const {
+void RuleSet::scan(const Chunk& chunk, TimePoint now, std::vector<Finding>& out, ScanStats* stats,
+                   ScanContext* context) const {
   const View& view = impl_->view_for(chunk.source);
   if (view.rules.empty() || chunk.data.empty()) return;
   ScanStats unused;
-  Scanner scanner(*impl_, view, chunk, now, out, stats != nullptr ? *stats : unused);
-  if (view.every_line) {
-    scanner.every_line();
-  } else {
-    scanner.candidates();
-  }
+  // Without a caller's context, multi-line progress lives for this chunk only (nothing is
+  // allocated unless a multi-line rule sees a line of its own).
+  std::optional<ScanContext> local;
+  ScanContext::Impl& ctx = context != nullptr ? *context->impl_ : *local.emplace().impl_;
+  Scanner scanner(*impl_, view, chunk, now, out, stats != nullptr ? *stats : unused, ctx);
+  scanner.run();
 }
 
 }  // namespace faultd

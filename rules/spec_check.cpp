@@ -86,11 +86,37 @@ std::vector<std::string> check_spec(const RuleSpec& spec) {
     problems.push_back("rule id '" + spec.id + "' must match ^[a-z0-9][a-z0-9._-]*$ (at most " +
                        std::to_string(kMaxRuleIdLength) + " characters)");
   }
-  if (spec.any.empty() && spec.all.empty() && spec.regex.empty()) {
-    problems.push_back("match needs at least one of 'any', 'all' or 'regex'");
+  if (spec.any.empty() && spec.all.empty() && spec.any_of.empty() && spec.lines.empty() &&
+      spec.regex.empty()) {
+    problems.push_back("match needs at least one of 'any', 'all', 'any_of', 'lines' or 'regex'");
   }
   check_strings(spec.any, "any", problems);
   check_strings(spec.all, "all", problems);
+  for (const auto& group : spec.any_of) {
+    if (group.empty()) problems.push_back("empty alternative in 'any_of'");
+    check_strings(group, "any_of", problems);
+  }
+  for (const auto& group : spec.lines) {
+    if (group.empty()) problems.push_back("empty entry in 'lines'");
+    check_strings(group, "lines", problems);
+  }
+  if (!spec.lines.empty()) {
+    if (spec.max_lines < 1 || spec.max_lines > kMaxMultiLineWindow) {
+      problems.push_back("'max_lines' must be between 1 and " +
+                         std::to_string(kMaxMultiLineWindow));
+    }
+    if (!spec.any.empty() || !spec.all.empty() || !spec.any_of.empty() || !spec.regex.empty() ||
+        !spec.levels.empty()) {
+      problems.push_back(
+          "'lines' cannot be combined with 'any', 'all', 'any_of', 'regex' or "
+          "'level'");
+    }
+  } else if (spec.max_lines != 0) {
+    problems.push_back("'max_lines' is only for a multi-line rule ('lines')");
+  }
+  for (const auto& [name, value] : spec.annotations) {
+    if (!is_field_name(name)) problems.push_back("annotation name '" + name + "' is not a name");
+  }
   for (const auto& s : spec.sources) {
     if (s.empty()) problems.push_back("empty string in 'sources'");
   }

@@ -16,6 +16,9 @@ namespace faultd::rules {
 
 inline constexpr size_t kMaxRuleIdLength = 128;
 inline constexpr size_t kMaxCodeLength = 32;
+// The widest window a multi-line rule may ask for: its progress is a line number per entry,
+// so the bound is about meaning (lines that far apart are rarely one event), not memory.
+inline constexpr int64_t kMaxMultiLineWindow = 10000;
 
 // ^[a-z0-9][a-z0-9._-]*$, at most kMaxRuleIdLength: the id is a metric label.
 bool is_valid_rule_id(std::string_view id);

@@ -20,20 +20,27 @@ struct Template {
   bool empty() const { return parts.empty(); }
   bool is_literal() const { return parts.size() <= 1 && (parts.empty() || !parts[0].field); }
 
-  // Appends the expansion to `out`. Returns false (and leaves `out` unspecified) when a field
-  // is missing or empty: a half-expanded device or code is worse than none.
+  // Appends the expansion to `out`. A field that is missing or empty expands to nothing and
+  // the rest is kept ("{card}-{chip}" with only card=3 gives "3-"), so one missing field costs
+  // only its own part. Returns false when the template names fields and none of them has a
+  // value: what is left is bare literal text ("npu" from "npu{device}") that names nothing,
+  // and the caller treats the value as unknown.
   template <class Lookup>
   bool expand(Lookup&& lookup, std::string& out) const {
+    bool any_field = false;
+    bool any_value = false;
     for (const Part& part : parts) {
       if (!part.field) {
         out += part.text;
         continue;
       }
+      any_field = true;
       const std::optional<std::string_view> value = lookup(std::string_view(part.text));
-      if (!value || value->empty()) return false;
+      if (!value || value->empty()) continue;
+      any_value = true;
       out.append(value->data(), value->size());
     }
-    return true;
+    return !any_field || any_value;
   }
 };
 

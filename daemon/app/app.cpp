@@ -207,6 +207,9 @@ class Daemon final : public ChunkSink {
   DetectorBank detectors_;         // state of the training-numerics detectors
   asio::steady_timer detector_timer_{io_};
   bool detector_tick_armed_ = false;
+  // Multi-line rule progress per source, across chunks (a context notices a new RuleSet after
+  // a reload and starts over). Touched only on the io thread, like findings_.
+  std::map<std::string, ScanContext, std::less<>> scan_contexts_;
   bool stopping_ = false;
 };
 
@@ -445,7 +448,11 @@ bool Daemon::on_chunk(const Chunk& chunk) {
   findings_.clear();
   ScanStats stats;
   const TimePoint now = clock_.now();
-  config_.rules->scan(chunk, now, findings_, &stats);
+  auto context = scan_contexts_.find(chunk.source);
+  if (context == scan_contexts_.end()) {
+    context = scan_contexts_.try_emplace(std::string(chunk.source)).first;
+  }
+  config_.rules->scan(chunk, now, findings_, &stats, &context->second);
   if (stats.device_refused > 0 && polling_ != nullptr) {
     for (uint64_t i = 0; i < stats.device_refused; ++i) {
       polling_->stats().count_error(SourceErrorKind::Device);

@@ -90,6 +90,7 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
   std::vector<Finding> findings;
   DetectorBank detectors;  // a file's step lines are one job's series: their state stays here
   detectors.configure(*config.rules);
+  ScanContext context;  // multi-line rules span the buffers of this file
   Printer printer(out);
   auto scan = [&](std::string_view data, uint64_t start, uint64_t end_offset) {
     Chunk c;
@@ -104,7 +105,7 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
     c.end_line = line + newlines - 1 + (data.empty() || data.back() == '\n' ? 0 : 1);
     findings.clear();
     const TimePoint now = SystemClock::now();
-    config.rules->scan(c, now, findings);
+    config.rules->scan(c, now, findings, nullptr, &context);
     detectors.apply(findings, now);
     printer.print(findings);
     sum.findings += findings.size();

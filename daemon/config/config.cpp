@@ -11,10 +11,10 @@
 #include <regex>
 #include <set>
 
-#include "daemon/config/catalogs.hpp"
 #include "daemon/config/kmsg_source_config.hpp"
 #include "daemon/config/overflow_dump_source_config.hpp"
 #include "daemon/core/yaml_check.hpp"
+#include "rules/catalogs/mindcluster.hpp"
 
 namespace faultd {
 namespace {
@@ -45,6 +45,7 @@ std::string host_name() {
 bool has_wildcard(const std::string& p) { return p.find_first_of("*?[") != std::string::npos; }
 
 struct Loader {
+  explicit Loader(ErrorList& e) : errors(e) {}
   Config cfg;
   ErrorList& errors;
   std::vector<RuleSpec> rule_specs;
@@ -54,12 +55,55 @@ struct Loader {
   void load_sources(const YAML::Node& list, const Ctx& ctx);
   void load_file_source(const YAML::Node& n, FileSourceConfig src, const Ctx& ctx);
   void load_actions(const YAML::Node& map, const Ctx& ctx);
+  void load_catalogs(const YAML::Node& map, const Ctx& ctx);
   void load_policy(const YAML::Node& map, const Ctx& ctx);
   void load_escalations(const YAML::Node& list, const Ctx& ctx);
   void load_includes(const YAML::Node& origin, const Ctx& ctx);
   void check_action_refs(const YAML::Node& origin, const Ctx& ctx,
                          const std::set<std::string>& explicit_levels);
 };
+
+void Loader::load_catalogs(const YAML::Node& c, const Ctx& ctx) {
+  if (!yaml::check_map(
+          c, "catalogs",
+          {"mindcluster_fault_codes", "mindcluster_customization", "faultdiag_knowledge"}, ctx)) {
+    return;
+  }
+  if (auto v = yaml::get_string(c, "mindcluster_fault_codes", ctx)) {
+    cfg.mindcluster_fault_codes = resolve(base_dir, *v);
+  }
+  if (auto v = yaml::get_string(c, "mindcluster_customization", ctx)) {
+    cfg.mindcluster_customization = resolve(base_dir, *v);
+  }
+  const YAML::Node kg = c["faultdiag_knowledge"];
+  if (!kg.IsDefined() || kg.IsNull()) return;
+  if (!yaml::check_map(kg, "faultdiag_knowledge", {"path", "source_classes", "level"}, ctx)) {
+    return;
+  }
+  if (auto v = yaml::get_string(kg, "path", ctx)) {
+    cfg.faultdiag_knowledge = resolve(base_dir, *v);
+  } else {
+    ctx.error(kg, "faultdiag_knowledge needs a 'path' (kg-config.json)");
+  }
+  if (const YAML::Node classes = kg["source_classes"]; classes.IsDefined()) {
+    if (!classes.IsMap()) {
+      ctx.error(classes, "'source_classes' maps a FaultDiag log class to a list of sources");
+    } else {
+      for (const auto& kv : classes) {
+        if (auto names = yaml::get_string_list(classes, kv.first.Scalar().c_str(), ctx)) {
+          cfg.faultdiag.source_classes[kv.first.Scalar()] = *names;
+        }
+      }
+    }
+  }
+  if (auto v = yaml::get_string(kg, "level", ctx)) {
+    if (auto level = parse_fault_level(*v)) {
+      cfg.faultdiag.level = *level;
+    } else {
+      ctx.error(kg["level"], "unknown fault level '" + *v + "'");
+    }
+  }
+}
 
 void Loader::load_main(const std::string& path) {
   cfg.path = path;
@@ -114,12 +158,7 @@ void Loader::load_main(const std::string& path) {
       }
     }
   }
-  if (auto c = r["catalogs"];
-      c.IsDefined() && yaml::check_map(c, "catalogs", {"mindcluster_fault_codes"}, ctx)) {
-    if (auto v = yaml::get_string(c, "mindcluster_fault_codes", ctx)) {
-      cfg.mindcluster_fault_codes = resolve(base_dir, *v);
-    }
-  }
+  if (auto c = r["catalogs"]; c.IsDefined()) load_catalogs(c, ctx);
   if (auto s = r["sources"]; s.IsDefined()) load_sources(s, ctx);
   if (auto a = r["actions"]; a.IsDefined()) load_actions(a, ctx);
 
@@ -498,7 +537,7 @@ PolicyConfig default_policy() {
 }
 
 std::optional<Config> load_config(const std::string& path, ErrorList& errors) {
-  Loader loader{Config{}, errors, {}, {}};
+  Loader loader(errors);
   loader.load_main(path);
   if (!errors.empty()) return std::nullopt;
   CodeLevels levels;
@@ -506,6 +545,37 @@ std::optional<Config> load_config(const std::string& path, ErrorList& errors) {
     levels = load_mindcluster_fault_codes(loader.cfg.mindcluster_fault_codes, errors);
   }
   levels.default_level = loader.cfg.policy.default_level;
+  if (!loader.cfg.mindcluster_customization.empty()) {
+    loader.cfg.customization = std::make_shared<const FaultCustomization>(
+        load_fault_customization(loader.cfg.mindcluster_customization, errors));
+  }
+  // The catalogue's escalations come after policy.escalate, so an operator's entry for a code
+  // wins over the vendor's.
+  for (const auto& f : loader.cfg.customization->frequency) {
+    FrequencyEscalation e;
+    e.codes.insert(f.codes.begin(), f.codes.end());
+    e.times = static_cast<int>(f.times);
+    e.window = f.window;
+    e.to = f.level;
+    e.release = f.release_window.value_or(Duration{0});
+    loader.cfg.policy.escalations.push_back(std::move(e));
+  }
+  for (const auto& d : loader.cfg.customization->duration) {
+    DurationEscalation e;
+    e.codes.insert(d.codes.begin(), d.codes.end());
+    e.fault_timeout = d.fault_timeout;
+    e.to = d.level;
+    loader.cfg.policy.duration_escalations.push_back(std::move(e));
+  }
+  if (!loader.cfg.faultdiag_knowledge.empty()) {
+    FaultDiagImport kg =
+        load_faultdiag_knowledge(loader.cfg.faultdiag_knowledge, loader.cfg.faultdiag, errors);
+    loader.cfg.faultdiag_summary = loader.cfg.faultdiag_knowledge + ": " + kg.summary();
+    for (const auto& detail : kg.skipped_detail) {
+      loader.cfg.warnings.push_back(loader.cfg.faultdiag_knowledge + ": skipped " + detail);
+    }
+    std::move(kg.rules.begin(), kg.rules.end(), std::back_inserter(loader.rule_specs));
+  }
   auto rules = RuleSet::build(std::move(loader.rule_specs), std::move(levels), errors);
   if (!errors.empty() || !rules) return std::nullopt;
   for (const auto& w : rules->warnings()) loader.cfg.warnings.push_back(w);

@@ -22,6 +22,8 @@
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
 #include "daemon/state/lifecycle.hpp"
+#include "rules/catalogs/faultdiag.hpp"
+#include "rules/catalogs/mindcluster.hpp"
 #include "rules/rule.hpp"
 
 namespace faultd {
@@ -63,8 +65,15 @@ struct Config {
   std::string webhook_token_file;
   std::string log_level = "info";
   std::vector<std::string> include{"/etc/faultd/rules.d/*.yaml"};
-  std::string mindcluster_fault_codes;  // catalogue path, empty: none
-  std::vector<SourceConfig> sources;    // in config order
+  std::string mindcluster_fault_codes;    // catalogue path, empty: none
+  std::string mindcluster_customization;  // faultCustomization.json path, empty: none
+  // Escalation data for the state machine (never null; empty without a customization file).
+  std::shared_ptr<const FaultCustomization> customization =
+      std::make_shared<const FaultCustomization>();
+  std::string faultdiag_knowledge;  // kg-config.json path, empty: none
+  FaultDiagOptions faultdiag;
+  std::string faultdiag_summary;      // what the import loaded and skipped, for --check-config
+  std::vector<SourceConfig> sources;  // in config order
   std::map<std::string, ActionConfig> actions;
   PolicyConfig policy = default_policy();
   Duration position_save_interval = std::chrono::seconds(1);

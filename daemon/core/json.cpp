@@ -17,9 +17,11 @@ nlohmann::json to_json(const Finding& f) {
       {"time", format_time(f.time)},
   };
   if (f.id != 0) j["id"] = f.id;
+  // Written only when set, so the output of rules without them does not change.
+  if (f.recovery) j["recovery"] = true;
   if (!f.annotations.empty()) {
     nlohmann::json a = nlohmann::json::object();
-    for (const auto& [key, value] : f.annotations) a[key] = value;
+    for (const auto& [name, value] : f.annotations) a[name] = value;
     j["annotations"] = std::move(a);
   }
   return j;

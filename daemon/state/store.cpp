@@ -4,6 +4,8 @@
 #include <limits>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "daemon/state/sqlite_statement.hpp"
 
 namespace faultd {
@@ -104,8 +106,10 @@ void migrate_to_v1(sqlite3* db, const std::string& path) {
                path, "migrate to schema 1");
 }
 
-// Incidents (grouped findings, escalations, storms) and what a diagnosis or an operator said of
-// a device.
+// Version 2: incidents (grouped findings, escalations, storms); what a diagnosis or an operator
+// said of a device; findings carry a recovery flag and the rule's annotations (operator knowledge
+// such as a FaultDiag cause and suggestion) as a JSON object in the rule's order. Rows journaled
+// before keep their meaning: not a recovery, no annotations.
 void migrate_to_v2(sqlite3* db, const std::string& path) {
   sqlite::exec(db, R"sql(
     CREATE TABLE incidents (
@@ -128,6 +132,8 @@ void migrate_to_v2(sqlite3* db, const std::string& path) {
     ALTER TABLE devices ADD COLUMN verdict TEXT NOT NULL DEFAULT '';
     ALTER TABLE devices ADD COLUMN acked INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE devices ADD COLUMN ack_reason TEXT NOT NULL DEFAULT '';
+    ALTER TABLE faults ADD COLUMN recovery INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE faults ADD COLUMN annotations TEXT NOT NULL DEFAULT '{}';
   )sql",
                path, "migrate to schema 2");
 }
@@ -142,7 +148,7 @@ static_assert(kMigrations.size() == Store::kSchemaVersion,
 
 constexpr const char* kFaultColumns =
     "id, time_ms, noticed_ms, rule, source, device, level, code, file, line, file_offset, "
-    "file_dev, file_ino, fingerprint, fingerprint_len, text";
+    "file_dev, file_ino, fingerprint, fingerprint_len, text, recovery, annotations";
 constexpr const char* kTransitionColumns =
     "device, from_state, to_state, reason, fault_id, level, rule, code, time_ms";
 constexpr const char* kActionColumns =
@@ -174,6 +180,25 @@ DeviceState read_state(const Statement& s, int col, const std::string& path) {
   return parse_or_throw(parse_device_state(t), path, "device state", t);
 }
 
+// Annotations as a JSON object that keeps the rule's order (ordered_json), e.g.
+// {"faultdiag_id":"0x80818C00","cause":"..."}. Text that is not such an object reads as none:
+// annotations are for operators, never worth failing a query over.
+std::string annotations_to_json(const Fields& annotations) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : annotations) j[name] = value;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Fields annotations_from_json(const std::string& text) {
+  Fields out;
+  const auto j = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (!j.is_object()) return out;
+  for (const auto& [name, value] : j.items()) {
+    if (value.is_string()) out.emplace_back(name, value.get<std::string>());
+  }
+  return out;
+}
+
 Finding read_finding(const Statement& s, const std::string& path) {
   Finding f;
   f.id = s.int64(0);
@@ -192,6 +217,8 @@ Finding read_finding(const Statement& s, const std::string& path) {
   f.identity.fingerprint = s.u64(13);
   f.identity.fingerprint_len = static_cast<uint32_t>(s.int64(14));
   f.text = s.text(15);
+  f.recovery = s.int64(16) != 0;
+  f.annotations = annotations_from_json(s.text(17));
   return f;
 }
 
@@ -421,8 +448,9 @@ bool Store::Txn::insert_finding(Finding& f) {
     {
       StatementScope ins(Cache::get(s.cache_->insert_fault, s.db_, R"sql(
         INSERT OR IGNORE INTO faults (time_ms, noticed_ms, rule, source, device, level, code,
-          file, line, file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+          file, line, file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text,
+          recovery, annotations)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
       )sql",
                                     s.path_, "insert finding"));
       ins->bind_int(1, to_unix_ms(f.time));
@@ -439,6 +467,8 @@ bool Store::Txn::insert_finding(Finding& f) {
       ins->bind_u64(13, f.identity.fingerprint);
       ins->bind_int(14, f.identity.fingerprint_len);
       ins->bind_text(15, f.text);
+      ins->bind_int(16, f.recovery ? 1 : 0);
+      ins->bind_text(17, annotations_to_json(f.annotations));
       ins->run();
       if (sqlite3_changes(s.db_) == 1) {
         f.id = sqlite3_last_insert_rowid(s.db_);

@@ -216,7 +216,7 @@ EDGE = [
     (b"[ERROR] AICPU(2,aicpu_scheduler):2025-02-25-18:40:51.000.000 \x00\xff\xfe\x80 binary\x00junk SilentCheckV3 ComputeL1Error:val = [inf]",
      [("silent-check-l1", "5", SEP, "80818C00")]),
     (b"[ERROR] RUNTIME(3,python):2025-02-25-18:40:52.000.000 [t.cc:1]9 \xc3\x28\xa0\xa1 \xf0\x28\x8c\xbc " + FA + b" \xe2\x82 device_id=4",
-     [("feature-abnormal", "4", SEP, "80818C00")]),
+     [("feature-abnormal", "5", SEP, "80818C00")]),
     (b"\x00\x00\x00\xff\xff ComputeL1Error SilentCheckV3 ComputeL1Error [ERROR]", []),
     (b"[ERROR]\x00 AICPU " + FA, [("feature-abnormal", "5", SEP, "80818C00")]),
     (b"\t[ERROR] AICPU(4,aicpu_scheduler):2025-02-25-18:40:53.000.000 [silent_check_v2.cc:136][ComputeL1Error][tid:5]SilentCheck get L1 Error, input message: val = [nan]",
@@ -228,8 +228,8 @@ write_case("asd-edge-bytes", "device-log",
            EDGE, eol=b"\n", last_partial=True,
            note="""
 Hostile bytes on device 5: CRLF endings (the '\\r' is not part of the line), blank lines, NUL
-bytes and invalid UTF-8 before the match (a regex must still see past them: the device_id=4
-capture), a line whose level is not at its start (no match), a NUL right after the level
+bytes and invalid UTF-8 before the match (still matched; its inline device_id=4 is outranked
+by the device-5/ directory, log-formats.md §11), a line whose level is not at its start (no match), a NUL right after the level
 (matches, device from the path), and a last line without '\\n' (a
 partial line flushed on rotation), which still matches.""")
 

@@ -508,14 +508,14 @@ write_case("ascend-device-log-path", "device-log",
         ("[ERROR] HCCL(5375,aicpu_scheduler):2025-08-06-23:09:01.834.051 [aicpu_communicator.cc:3090] [5792][TaskException]notify wait timeout, localRank:1, remoteRank:0",
          [(NT, "3", RBUS, "")]),
         ("[ERROR] HCCL(5375,aicpu_scheduler):2025-08-06-23:09:02.834.051 [aicpu_communicator.cc:3090] [5792][TaskException]notify wait timeout, device_id=5, localRank:1",
-         [(NT, "5", RBUS, "")]),
+         [(NT, "3", RBUS, "")]),
         none("[ERROR] HCCL(5375,aicpu_scheduler):2025-08-06-23:09:01.834.041 [aicpu_communicator.cc:3083] [5792][TaskException]base information is ... type:NOTIFY WAIT, localRank:1, remoteRank:0 ..."),
     ], rng),
     note="""
 A device-side CANN log of device 3 (path_fields 'device-(?P<device>\\d+)/'). Constructed lines:
-a notify wait timeout without an inline id takes the device from the path (3); one with an
-inline device_id=5 takes 5, because the engine lets a regex capture win over the path field
-(log-formats.md §11 would put the path first; see the pack's header). The verbatim device-log
+a notify wait timeout without an inline id takes the device from the path (3); so does one
+with an inline device_id=5, because log-formats.md §11 puts the device-N/ directory before
+inline ids (the engine resolves `device` in that order). The verbatim device-log
 "type:NOTIFY WAIT" line (log-formats.md §2) does not match.""")
 
 # ---------------------------------------------------------------------------------------------

@@ -222,3 +222,48 @@ TEST_CASE("the shipped default and demo configs are valid", "[config]") {
   REQUIRE(demo);
   CHECK(demo->rules->size() >= 8);
 }
+
+TEST_CASE("catalogs: customization and FaultDiag knowledge are loaded from the config",
+          "[config]") {
+  TempDir dir;
+  const std::string data = std::string(FAULTD_SOURCE_DIR) + "/tests/data/mindcluster/";
+  std::string errors;
+  auto cfg = load(dir,
+                  R"(include: []
+catalogs:
+  mindcluster_fault_codes: )" +
+                      data + R"(faultCode.json
+  mindcluster_customization: )" +
+                      data + R"(faultCustomization.json
+  faultdiag_knowledge:
+    path: )" + data + R"(kg-config.json
+    source_classes: { CANN_Plog: [plog], NPU_OS: [device-os], TrainLog: [training] }
+    level: SubHealthFault
+)",
+                  errors);
+  INFO(errors);
+  REQUIRE(cfg);
+  REQUIRE(cfg->customization);
+  const FaultFrequency* f = cfg->customization->frequency_for("80E18005");
+  REQUIRE(f != nullptr);
+  CHECK(f->times == 3);
+  CHECK(cfg->faultdiag.level == FaultLevel::SubHealthFault);
+  CHECK(cfg->rules->size() > 650);
+  CHECK_THAT(cfg->faultdiag_summary, Catch::Contains("1050 entries: "));
+  CHECK_THAT(cfg->faultdiag_summary, Catch::Contains("log class not mapped to a source"));
+
+  // Without the keys there is an empty customization, never a null one.
+  auto plain = load(dir, "include: []\n", errors);
+  REQUIRE(plain);
+  REQUIRE(plain->customization);
+  CHECK(plain->customization->frequency.empty());
+  CHECK(plain->faultdiag_summary.empty());
+
+  CHECK_FALSE(
+      load(dir, "include: []\ncatalogs: { faultdiag_knowledge: { level: Loud } }\n", errors));
+  CHECK_THAT(errors, Catch::Contains("needs a 'path'"));
+  CHECK_THAT(errors, Catch::Contains("unknown fault level 'Loud'"));
+  CHECK_FALSE(
+      load(dir, "include: []\ncatalogs: { mindcluster_customization: nope.json }\n", errors));
+  CHECK_THAT(errors, Catch::Contains(dir.file("nope.json")));
+}

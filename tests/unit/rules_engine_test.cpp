@@ -1,53 +1,16 @@
 // Matching semantics of RuleSet::scan: what matches, what a finding holds, and where.
 #include <catch2/catch.hpp>
 
-#include "daemon/core/yaml_check.hpp"
 #include "rules/rule.hpp"
+#include "tests/unit/rules_support.hpp"
 
 using namespace faultd;
 
 namespace {
 
-std::shared_ptr<const RuleSet> build(const std::string& yaml_text, CodeLevels levels = {}) {
-  ErrorList errors;
-  const yaml::Ctx ctx{"t.yaml", &errors};
-  auto doc = yaml::load_text(yaml_text, ctx);
-  REQUIRE(doc);
-  std::vector<RuleSpec> specs;
-  parse_rules((*doc)["rules"], "t.yaml", specs, errors);
-  auto set = RuleSet::build(std::move(specs), std::move(levels), errors);
-  INFO(errors.to_string());
-  REQUIRE(errors.empty());
-  REQUIRE(set);
-  return set;
-}
-
-struct Scan {
-  std::vector<Finding> findings;
-  ScanStats stats;
-};
-
-Scan scan(const RuleSet& set, std::string_view data, std::string_view source = "plog",
-          const Fields* fields = nullptr, uint64_t first_line = 1, uint64_t start_offset = 0) {
-  Chunk chunk;
-  chunk.source = source;
-  chunk.path = "/logs/x.log";
-  chunk.data = data;
-  chunk.first_line = first_line;
-  chunk.start_offset = start_offset;
-  chunk.end_offset = start_offset + data.size();
-  chunk.path_fields = fields;
-  Scan s;
-  set.scan(chunk, TimePoint{}, s.findings, &s.stats);
-  return s;
-}
-
-std::vector<std::string> rules_of(const Scan& s) {
-  std::vector<std::string> out;
-  for (const auto& f : s.findings) out.push_back(f.rule + "@" + std::to_string(f.line));
-  return out;
-}
-
+using testing::build;
+using testing::rules_of;
+using testing::scan;
 using Strings = std::vector<std::string>;
 
 }  // namespace
@@ -57,7 +20,23 @@ TEST_CASE("line_level: the first [WORD] at the start of the line", "[rules][engi
   CHECK(line_level("[WARNING] DEBUG(2950752,fffee7e591e0,python):...") == "WARNING");
   CHECK(line_level(" \t[EVENT] TDT(4717,tsdaemon)") == "EVENT");
   CHECK(line_level("[ERROR]") == "ERROR");
-  CHECK(line_level("(train pid=8464) [ERROR] x") == "");  // launcher prefixes are not stripped
+  // Launcher prefixes (log-formats.md §4) are skipped, several of them too.
+  CHECK(line_level("(train pid=8464) [ERROR] x") == "ERROR");
+  CHECK(line_level("(pid=1) [WARNING] x") == "WARNING");
+  CHECK(line_level("(EngineCore_DP0 pid=1228) [ERROR] x") == "ERROR");
+  CHECK(line_level("[rank7]: [ERROR] x") == "ERROR");
+  CHECK(line_level("rank3: [EVENT] x") == "EVENT");
+  CHECK(line_level("(train pid=1) [rank12]: [ERROR] x") == "ERROR");
+  // Look-alikes are not prefixes.
+  CHECK(line_level("(pid=) [ERROR] x") == "");
+  CHECK(line_level("(train pid=12a) [ERROR] x") == "");
+  CHECK(line_level("(trainpid=1) [ERROR] x") == "");
+  CHECK(line_level("[rank]: [ERROR] x") == "");
+  CHECK(line_level("[rank7] [ERROR] x") == "");
+  CHECK(line_level("ranks3: [ERROR] x") == "");
+  CHECK(line_level("(" + std::string(80, 'a') + " pid=1) [ERROR] x") == "");
+  CHECK(strip_launcher_prefix("(train pid=8464) [rank1953]: EI0002: x") == "EI0002: x");
+  CHECK(strip_launcher_prefix("no prefix") == "no prefix");
   CHECK(line_level("[Error] x") == "");
   CHECK(line_level("[] x") == "");
   CHECK(line_level("[ERROR x") == "");
@@ -124,31 +103,58 @@ TEST_CASE("engine: a regex must match, and its named groups become fields", "[ru
   CHECK(s.stats.findings == 1);
 }
 
-TEST_CASE("engine: path fields fill in what the regex does not capture", "[rules][engine]") {
+TEST_CASE("engine: the device follows log-formats.md 11: tuple, path field, capture",
+          "[rules][engine]") {
   const auto set = build(R"(rules:
   - id: r
     match:
       any: "feature abnormal"
-      regex: '^(?:.*?device_id=(?P<device>\d+))?'
+      regex: '^(?:.*?device_id=(?P<device>\d+))?(?:.*?host=(?P<host>\w+))?'
+    fault: { code: "{host}" }
 )");
   const Fields fields = {{"device", "5"}, {"host", "n1"}};
-  const auto s = scan(*set,
-                      "feature abnormal\n"
-                      "feature abnormal device_id=2\n",
-                      "device-log", &fields);
-  REQUIRE(s.findings.size() == 2);
+  const std::string data =
+      "feature abnormal\n"
+      "feature abnormal device_id=2 host=h2\n"
+      "[ERROR] 2025-06-25-10:45:23 (PID:13075, Device:7, RankID:8) feature abnormal device_id=2\n"
+      "feature abnormal (PID: 1, Device: 6, RankID:-1)\n"
+      "feature abnormal (PID:1, RankID:2) device_id=2\n";
+  const auto s = scan(*set, data, "device-log", &fields);
+  REQUIRE(s.findings.size() == 5);
   CHECK(s.findings[0].device == "5");  // from the path
-  CHECK(s.findings[1].device == "2");  // the capture wins over the path field
-  const auto none = scan(*set, "feature abnormal\n", "device-log", nullptr);
-  REQUIRE(none.findings.size() == 1);
-  CHECK(none.findings[0].device == "");
+  CHECK(s.findings[1].device == "5");  // the path field outranks an inline id
+  CHECK(s.findings[2].device == "7");  // the torch_npu tuple outranks both
+  CHECK(s.findings[3].device == "6");
+  CHECK(s.findings[4].device == "5");  // a tuple without Device: names none
+  const auto inline_only = scan(*set, data, "device-log", nullptr);
+  REQUIRE(inline_only.findings.size() == 5);
+  CHECK(inline_only.findings[0].device == "");
+  CHECK(inline_only.findings[1].device == "2");  // no path field: the capture
+  CHECK(inline_only.findings[2].device == "7");
+  CHECK(inline_only.findings[4].device == "2");
+  CHECK(torch_npu_device("(PID:13075, Device:0, RankID:8)") == "0");
+  CHECK(torch_npu_device("(PID:1) Device:3") == "");  // outside the tuple
+  CHECK(torch_npu_device("no tuple") == "");
 }
 
-TEST_CASE("engine: templates combine text and fields, a missing field gives no value",
+TEST_CASE("engine: other fields: a capture wins over a path field", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match: { any: "hit", regex: '^(?:.*?host=(?P<host>\w+))?' }
+    device: "{host}"
+)");
+  const Fields fields = {{"host", "n1"}};
+  const auto s = scan(*set, "hit\nhit host=n2\n", "x", &fields);
+  REQUIRE(s.findings.size() == 2);
+  CHECK(s.findings[0].device == "n1");
+  CHECK(s.findings[1].device == "n2");
+}
+
+TEST_CASE("engine: templates combine text and fields, a missing field expands to nothing",
           "[rules][engine]") {
   const auto set = build(R"(rules:
   - id: r
-    match: { any: hit, regex: 'chip=(?P<chip>\w+)' }
+    match: { any: hit, regex: 'chip=(?P<chip>\w*)' }
     device: "npu{device}-chip{chip}"
   - id: literal
     match: { any: hit }
@@ -159,9 +165,14 @@ TEST_CASE("engine: templates combine text and fields, a missing field gives no v
   REQUIRE(s.findings.size() == 2);
   CHECK(s.findings[0].device == "npu4-chip1");
   CHECK(s.findings[1].device == "npu0");
+  // One missing field costs its own part only.
   const auto missing = scan(*set, "hit chip=1\n", "x", nullptr);
-  CHECK(missing.findings[0].device == "");
-  CHECK(missing.stats.device_refused == 0);  // unknown is not refused
+  CHECK(missing.findings[0].device == "npu-chip1");
+  // No field at all: the bare literal text names nothing, so the value is unknown.
+  const auto neither = scan(*set, "hit chip=\n", "x", nullptr);
+  REQUIRE(neither.findings.size() == 2);
+  CHECK(neither.findings[0].device == "");
+  CHECK(neither.stats.device_refused == 0);  // unknown is not refused
 }
 
 TEST_CASE("engine: a device that is not a valid id is refused and counted", "[rules][engine]") {

@@ -82,6 +82,7 @@ std::vector<Finding> scan_in_chunks(const RuleSet& set, const std::string& data,
                                     const std::string& source, const std::string& path,
                                     const Fields& fields, size_t lines_per_chunk) {
   std::vector<Finding> out;
+  ScanContext context;  // one per source, as the app keeps it: multi-line rules span chunks
   size_t start = 0;
   uint64_t line = 1;
   while (start < data.size()) {
@@ -102,7 +103,7 @@ std::vector<Finding> scan_in_chunks(const RuleSet& set, const std::string& data,
     chunk.end_line = line + lines - 1;
     chunk.data = std::string_view(data).substr(start, end - start);
     chunk.path_fields = &fields;
-    set.scan(chunk, TimePoint{}, out);
+    set.scan(chunk, TimePoint{}, out, nullptr, &context);
     start = end;
     line += lines;
   }
@@ -194,6 +195,7 @@ TEST_CASE("golden: each case gives exactly its expected findings, whole or in ch
           CHECK(to_string(f.level) == e.at("level").get<std::string>());
           CHECK(f.code == e.at("code").get<std::string>());
           CHECK(f.line == e.at("line").get<uint64_t>());
+          CHECK(f.recovery == e.value("recovery", false));  // written only when true
           CHECK(f.source == source);
           CHECK(f.file == path);
           // The offset is the start of the reported line and the text is that line.

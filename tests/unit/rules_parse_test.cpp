@@ -105,7 +105,7 @@ TEST_CASE("parse: unknown keys are reported where they are", "[rules][parse]") {
     colour: red
 )",
                     "t.yaml:4:5: unknown key 'colour' in rule (allowed: id, description, sources, "
-                    "match, device, fault, mode, detect)");
+                    "match, device, fault, mode, detect, recovery, annotations)");
   require_one_error(R"(rules:
   - id: a
     match:
@@ -158,8 +158,9 @@ TEST_CASE("parse: an unknown fault level lists the known ones", "[rules][parse]"
 }
 
 TEST_CASE("parse: a match without any, all or regex is an error", "[rules][parse]") {
-  require_one_error("rules:\n  - id: a\n    match: { level: ERROR }\n",
-                    "t.yaml:3:12: match needs at least one of 'any', 'all' or 'regex'");
+  require_one_error(
+      "rules:\n  - id: a\n    match: { level: ERROR }\n",
+      "t.yaml:3:12: match needs at least one of 'any', 'all', 'any_of', 'lines' or 'regex'");
   require_one_error("rules:\n  - id: a\n", "t.yaml:2:5: rule 'a' has no 'match'");
 }
 

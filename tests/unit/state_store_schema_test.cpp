@@ -103,6 +103,62 @@ TEST_CASE("an empty (version 0) file is migrated in place", "[state][schema]") {
   CHECK(again.query_faults({}).size() == 1);
 }
 
+TEST_CASE("a schema 1 file gains incidents, device marks, recovery and annotations; old rows keep their meaning",
+          "[state][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("state.db");
+  { Store store(path); }
+  {
+    // A schema-1 file: the faults table as version 1 created it, with one journaled row.
+    RawDb raw(path);
+    raw.exec("ALTER TABLE faults DROP COLUMN recovery");
+    raw.exec("ALTER TABLE faults DROP COLUMN annotations");
+    raw.exec("DROP TABLE incidents");
+    raw.exec("ALTER TABLE devices DROP COLUMN verdict");
+    raw.exec("ALTER TABLE devices DROP COLUMN acked");
+    raw.exec("ALTER TABLE devices DROP COLUMN ack_reason");
+    raw.exec("PRAGMA user_version = 1");
+    raw.exec(
+        "INSERT INTO devices (device, state, reason, fault_id, level, rule, code, since_ms) "
+        "VALUES ('3', 'isolated', 'old', 1, 'SeparateNPU', 'old.rule', '80818C00', 1)");
+    raw.exec(
+        "INSERT INTO faults (time_ms, noticed_ms, rule, source, device, level, code, file, line, "
+        "file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text) VALUES (1, 1, "
+        "'old.rule', 'plog', '3', 'SeparateNPU', '80818C00', '/f', 1, 0, 7, 8, 0, 0, 'x')");
+  }
+  Store store(path);
+  CHECK(store.schema_version() == 2);
+  // Devices keep their state and gain no verdict; the incident table starts empty.
+  const auto devices = store.load_devices();
+  REQUIRE(devices.size() == 1);
+  CHECK(devices[0].state == DeviceState::Isolated);
+  CHECK(devices[0].verdict.empty());
+  CHECK_FALSE(devices[0].acked);
+  CHECK(store.query_incidents("", false, 10).empty());
+  auto old = store.query_faults({});
+  REQUIRE(old.size() == 1);
+  CHECK(old[0].rule == "old.rule");
+  CHECK_FALSE(old[0].recovery);
+  CHECK(old[0].annotations.empty());
+
+  Finding f = sample_finding(20);
+  f.recovery = true;
+  // Kept in the rule's order, not sorted; text that is not UTF-8 does not fail the insert.
+  f.annotations = {{"faultdiag_id", "0x80818C00"}, {"cause", "AI CPU check"}, {"b", "\xff"}};
+  {
+    Store::Txn txn(store);
+    REQUIRE(txn.insert_finding(f));
+    txn.commit();
+  }
+  const auto back = store.find_fault(f.id);
+  REQUIRE(back);
+  CHECK(back->recovery);
+  REQUIRE(back->annotations.size() == 3);
+  CHECK(back->annotations[0] == std::pair<std::string, std::string>{"faultdiag_id", "0x80818C00"});
+  CHECK(back->annotations[1] == std::pair<std::string, std::string>{"cause", "AI CPU check"});
+  CHECK(back->annotations[2].first == "b");
+}
+
 TEST_CASE("a migration step that fails leaves the file as it was", "[state][schema]") {
   TempDir dir;
   const std::string path = dir.write("state.db", "");
