@@ -101,7 +101,8 @@ void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
 
 std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
   const size_t errors_before = ctx.errors->size();
-  if (!yaml::check_map(node, "rule", {"id", "description", "sources", "match", "device", "fault"},
+  if (!yaml::check_map(node, "rule",
+                       {"id", "description", "sources", "match", "device", "fault", "recovery"},
                        ctx)) {
     return std::nullopt;
   }
@@ -135,6 +136,7 @@ std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
     spec.device = *device;
   }
   if (!absent(node["fault"])) parse_fault(node["fault"], spec, ctx);
+  if (auto recovery = yaml::get_bool(node, "recovery", ctx)) spec.recovery = *recovery;
 
   if (ctx.errors->size() != errors_before) return std::nullopt;
   return spec;

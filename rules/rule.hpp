@@ -51,6 +51,9 @@ struct RuleSpec {
   std::string code;                  // template; may be literal ("80818C00") or "{code}"
                                      // (a literal is stored normalized: upper case, no 0x)
   std::optional<FaultLevel> fault_level;
+  // `recovery: true`: the line says the device recovered from `code` (from everything when
+  // there is no code), e.g. npu-smi back to OK; sets Finding::recovery.
+  bool recovery = false;
   // Where it was defined, for errors found after loading (duplicate ids, ...).
   std::string file;
   int line = 0;

@@ -140,6 +140,7 @@ std::string canonical_form(const std::vector<CompiledRule>& rules) {
     put(out, "device", s->device);
     put(out, "code", s->code);
     put(out, "fault_level", s->fault_level ? to_string(*s->fault_level) : "");
+    if (s->recovery) put(out, "recovery", "true");  // absent when false: older hashes stay
   }
   return out;
 }
@@ -305,6 +306,7 @@ class Scanner {
       }
     }
     f.level = rule.spec.fault_level ? *rule.spec.fault_level : set_.levels.resolve(f.code);
+    f.recovery = rule.spec.recovery;
     f.file = std::string(chunk_.path);
     f.line = line_number;
     f.offset = chunk_.start_offset + start;

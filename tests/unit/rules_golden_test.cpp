@@ -159,6 +159,7 @@ TEST_CASE("golden: each case gives exactly its expected findings, whole or in ch
           CHECK(to_string(f.level) == e.at("level").get<std::string>());
           CHECK(f.code == e.at("code").get<std::string>());
           CHECK(f.line == e.at("line").get<uint64_t>());
+          CHECK(f.recovery == e.value("recovery", false));  // optional key, false when absent
           CHECK(f.source == source);
           CHECK(f.file == path);
           // The offset is the start of the reported line and the text is that line.

@@ -105,7 +105,7 @@ TEST_CASE("parse: unknown keys are reported where they are", "[rules][parse]") {
     colour: red
 )",
                     "t.yaml:4:5: unknown key 'colour' in rule (allowed: id, description, sources, "
-                    "match, device, fault)");
+                    "match, device, fault, recovery)");
   require_one_error(R"(rules:
   - id: a
     match:
@@ -297,4 +297,26 @@ TEST_CASE("parse: load_rule_file reports file-level problems", "[rules][parse]")
     CHECK(specs[0].file == path);
     CHECK(specs[0].line == 2);
   }
+}
+
+TEST_CASE("recovery: true marks a rule's findings as recoveries") {
+  const Parsed p = parse(R"(
+rules:
+  - id: r.recovered
+    match: { any: ["recovered"] }
+    recovery: true
+  - id: r.fault
+    match: { any: ["fault"] }
+)");
+  INFO(Catch::Detail::stringify(p.errors));
+  REQUIRE(p.specs.size() == 2);
+  CHECK(p.specs[0].recovery);
+  CHECK_FALSE(p.specs[1].recovery);
+  require_one_error(R"(
+rules:
+  - id: r.bad
+    match: { any: ["x"] }
+    recovery: maybe
+)",
+                    "t.yaml:5:15:");
 }
