@@ -34,7 +34,7 @@ int check_config(const std::string& path) {
   }
   for (const auto& w : cfg->warnings) std::cerr << "warning: " << w << '\n';
   std::cout << path << ": ok: " << cfg->rules->size() << " rule(s) from " << cfg->rule_files.size()
-            << " file(s), " << cfg->file_sources.size() << " source(s), " << cfg->actions.size()
+            << " file(s), " << cfg->sources.size() << " source(s), " << cfg->actions.size()
             << " action(s); ruleset sha256 " << cfg->rules->sha256() << '\n';
   return 0;
 }

@@ -70,6 +70,7 @@ struct FileSourceConfig {
   size_t read_chunk_bytes = 1024 * 1024;        // one read(2) and one Chunk at most this big
   size_t max_bytes_per_poll = 8 * 1024 * 1024;  // fairness between files and sources
   Duration scan_interval = std::chrono::seconds(1);
+  friend bool operator==(const FileSourceConfig&, const FileSourceConfig&) = default;
 };
 
 // Where stored read positions come from (the store in production, a map in tests).

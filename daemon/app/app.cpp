@@ -59,17 +59,11 @@ std::string value_of(const std::map<std::string, std::string>& map, const char* 
   return it == map.end() ? std::string() : it->second;
 }
 
-bool same_source(const FileSourceConfig& a, const FileSourceConfig& b) {
-  return a.name == b.name && a.paths == b.paths && a.start_at == b.start_at &&
-         a.path_fields == b.path_fields && a.max_line_bytes == b.max_line_bytes &&
-         a.read_chunk_bytes == b.read_chunk_bytes && a.max_bytes_per_poll == b.max_bytes_per_poll &&
-         a.scan_interval == b.scan_interval;
-}
-
-// A source plus what the io loop needs to drive it: its inotify wake-up and its scan timer.
+// A source plus what the io loop needs to drive it: its wake-up fd and its poll timer.
 struct SourceSlot {
-  FileSourceConfig config;
-  std::shared_ptr<FileSource> source;
+  SourceConfig config;
+  std::string name;
+  std::shared_ptr<Source> source;
   std::unique_ptr<asio::posix::stream_descriptor> wake;
   std::unique_ptr<asio::steady_timer> timer;
   bool poll_queued = false;
@@ -109,7 +103,9 @@ class Daemon final : public ChunkSink {
       const std::function<std::optional<Transition>()>& change, Finding* operator_fault);
 
   // Sources.
-  void add_source(const FileSourceConfig& cfg);
+  void add_source(const SourceConfig& cfg);
+  std::shared_ptr<Source> make_source(const FileSourceConfig& cfg, bool seen);
+  PositionLookup position_lookup();
   void arm_wake(const std::shared_ptr<SourceSlot>& slot);
   void arm_timer(const std::shared_ptr<SourceSlot>& slot);
   void queue_poll(const std::shared_ptr<SourceSlot>& slot);
@@ -217,34 +213,49 @@ bool Daemon::start_control() {
 }
 
 void Daemon::start_sources() {
-  for (const auto& cfg : config_.file_sources) add_source(cfg);
+  for (const auto& cfg : config_.sources) add_source(cfg);
   publish_sources();
 }
 
-void Daemon::add_source(const FileSourceConfig& cfg) {
+PositionLookup Daemon::position_lookup() {
+  Store* store = store_.get();
+  return [store](const std::string& source, uint64_t dev,
+                 uint64_t ino) -> std::optional<ReadPosition> {
+    try {
+      return store->find_position(source, dev, ino);
+    } catch (const StoreError& e) {
+      spdlog::error("state store: cannot look up a read position: {}", e.what());
+      return std::nullopt;
+    }
+  };
+}
+
+std::shared_ptr<Source> Daemon::make_source(const FileSourceConfig& cfg, bool seen) {
+  FileSourceConfig effective = cfg;
+  // `start_at: end` is for the very first start: once this source has scanned, a file without a
+  // stored position was created since, possibly while faultd was down, and is read in full.
+  if (seen) effective.start_at = FileSourceConfig::StartAt::Beginning;
+  spdlog::info("source {}: following {}", cfg.name, fmt::join(cfg.paths, ", "));
+  return std::make_shared<FileSource>(effective, position_lookup());
+}
+
+void Daemon::add_source(const SourceConfig& cfg) {
   auto slot = std::make_shared<SourceSlot>();
   slot->config = cfg;
-  FileSourceConfig effective = cfg;
+  slot->name = source_name(cfg);
   try {
-    slot->seen = store_->source_seen(cfg.name);
+    slot->seen = store_->source_seen(slot->name);
   } catch (const StoreError& e) {
     spdlog::error("state store: {}", e.what());
   }
-  // `start_at: end` is for the very first start: once this source has scanned, a file without a
-  // stored position was created since, possibly while faultd was down, and is read in full.
-  if (slot->seen) effective.start_at = FileSourceConfig::StartAt::Beginning;
-  Store* store = store_.get();
-  slot->source = std::make_shared<FileSource>(
-      effective,
-      [store](const std::string& source, uint64_t dev,
-              uint64_t ino) -> std::optional<ReadPosition> {
-        try {
-          return store->find_position(source, dev, ino);
-        } catch (const StoreError& e) {
-          spdlog::error("state store: cannot look up a read position: {}", e.what());
-          return std::nullopt;
-        }
-      });
+  try {
+    slot->source = std::visit([&](const auto& c) { return make_source(c, slot->seen); }, cfg);
+  } catch (const std::exception& e) {
+    // A source that cannot start (e.g. /dev/kmsg unreadable) is reported and left out; the
+    // others run. Its metrics stay absent, which the source-health alert notices.
+    spdlog::error("source {}: cannot start: {}", slot->name, e.what());
+    return;
+  }
   slot->timer = std::make_unique<asio::steady_timer>(io_);
   if (int fd = slot->source->wake_fd(); fd >= 0) {
     // asio owns a duplicate, so closing it never closes the source's own descriptor.
@@ -252,7 +263,6 @@ void Daemon::add_source(const FileSourceConfig& cfg) {
     arm_wake(slot);
   }
   slots_.push_back(slot);
-  spdlog::info("source {}: following {}", cfg.name, fmt::join(cfg.paths, ", "));
   queue_poll(slot);
   arm_timer(slot);
 }
@@ -268,7 +278,7 @@ void Daemon::arm_wake(const std::shared_ptr<SourceSlot>& slot) {
 }
 
 void Daemon::arm_timer(const std::shared_ptr<SourceSlot>& slot) {
-  slot->timer->expires_after(slot->config.scan_interval);
+  slot->timer->expires_after(slot->source->poll_interval());
   slot->timer->async_wait([this, slot](boost::system::error_code ec) {
     if (ec || slot->retired) return;
     queue_poll(slot);
@@ -291,7 +301,7 @@ void Daemon::poll(const std::shared_ptr<SourceSlot>& slot) {
   try {
     more = slot->source->poll_once(clock_.now(), *this);
   } catch (const std::exception& e) {
-    spdlog::error("source {}: {}", slot->config.name, e.what());
+    spdlog::error("source {}: {}", slot->name, e.what());
     slot->source->stats().count_error(SourceErrorKind::Read);
   }
   polling_ = nullptr;
@@ -299,7 +309,7 @@ void Daemon::poll(const std::shared_ptr<SourceSlot>& slot) {
     // The first scan decided where each file starts; make that durable before anything else.
     save_positions();
     try {
-      store_->mark_source_seen(slot->config.name, clock_.now());
+      store_->mark_source_seen(slot->name, clock_.now());
       slot->seen = true;
     } catch (const StoreError& e) {
       metrics_.on_store_error();
@@ -483,7 +493,7 @@ nlohmann::json Daemon::status() const {
     uint64_t errors = 0;
     for (int k = 0; k < kSourceErrorKindCount; ++k)
       errors += st.error_count(static_cast<SourceErrorKind>(k));
-    sources.push_back({{"name", s->config.name},
+    sources.push_back({{"name", s->name},
                        {"files", st.files.load()},
                        {"lines", st.lines.load()},
                        {"bytes", st.bytes.load()},
@@ -726,11 +736,11 @@ std::string Daemon::reload() {
   // Positions first, so a replaced source resumes exactly where the old one stopped.
   save_positions();
   std::vector<std::shared_ptr<SourceSlot>> kept;
-  std::vector<FileSourceConfig> added;
-  for (const auto& want : cfg->file_sources) {
+  std::vector<SourceConfig> added;
+  for (const auto& want : cfg->sources) {
     auto it = std::find_if(slots_.begin(), slots_.end(),
-                           [&](const auto& s) { return s->config.name == want.name; });
-    if (it != slots_.end() && same_source((*it)->config, want)) {
+                           [&](const auto& s) { return s->name == source_name(want); });
+    if (it != slots_.end() && (*it)->config == want) {
       kept.push_back(*it);
     } else {
       added.push_back(want);

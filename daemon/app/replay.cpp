@@ -45,7 +45,8 @@ std::vector<Route> routes_for(const Config& config, const std::string& path) {
     }
     routes.push_back(std::move(r));
   };
-  for (const auto& s : config.file_sources) {
+  const auto file_sources = config.file_sources();
+  for (const auto& s : file_sources) {
     for (const auto& g : s.paths) {
       if (glob_match(g, path)) {
         add(s);
@@ -54,7 +55,7 @@ std::vector<Route> routes_for(const Config& config, const std::string& path) {
     }
   }
   if (routes.empty()) {
-    for (const auto& s : config.file_sources) add(s);
+    for (const auto& s : file_sources) add(s);
   }
   if (routes.empty()) routes.push_back(Route{"replay", {}, 64 * 1024});
   return routes;

@@ -216,7 +216,7 @@ void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const C
       src.scan_interval = *v;
     }
   }
-  cfg.file_sources.push_back(std::move(src));
+  cfg.sources.emplace_back(std::move(src));
 }
 
 void Loader::load_actions(const YAML::Node& map, const Ctx& ctx) {
@@ -380,6 +380,18 @@ void Loader::load_includes(const YAML::Node& origin, const Ctx& ctx) {
 }
 
 }  // namespace
+
+const std::string& source_name(const SourceConfig& source) {
+  return std::visit([](const auto& s) -> const std::string& { return s.name; }, source);
+}
+
+std::vector<FileSourceConfig> Config::file_sources() const {
+  std::vector<FileSourceConfig> out;
+  for (const auto& s : sources) {
+    if (const auto* f = std::get_if<FileSourceConfig>(&s)) out.push_back(*f);
+  }
+  return out;
+}
 
 PolicyConfig default_policy() {
   PolicyConfig p;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "collectors/file/file_source.hpp"
@@ -37,6 +38,11 @@ struct PolicyConfig {
 };
 PolicyConfig default_policy();
 
+// One configured source: its type's settings. Each settings type has `name` and `==` (a reload
+// keeps a running source whose settings are equal, with its partial lines and positions).
+using SourceConfig = std::variant<FileSourceConfig>;
+const std::string& source_name(const SourceConfig& source);
+
 struct Config {
   std::string path;  // the main file
   std::string node;
@@ -49,7 +55,7 @@ struct Config {
   std::string log_level = "info";
   std::vector<std::string> include{"/etc/faultd/rules.d/*.yaml"};
   std::string mindcluster_fault_codes;  // catalogue path, empty: none
-  std::vector<FileSourceConfig> file_sources;
+  std::vector<SourceConfig> sources;  // in config order
   std::map<std::string, ActionConfig> actions;
   PolicyConfig policy = default_policy();
   Duration position_save_interval = std::chrono::seconds(1);
@@ -57,6 +63,8 @@ struct Config {
   std::shared_ptr<const RuleSet> rules;
   std::vector<std::string> rule_files;  // every file rules came from, for logs
   std::vector<std::string> warnings;    // not errors: shown by --check-config and at start
+
+  std::vector<FileSourceConfig> file_sources() const;  // the `file` sources, in order
 };
 
 // Loads `path`, its includes and catalogues. Returns nullopt if there was any error; `errors`

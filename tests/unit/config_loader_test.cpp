@@ -71,12 +71,12 @@ policy:
   CHECK(cfg->state_dir == base + "/state");
   CHECK(cfg->control_socket == base + "/ctl.sock");
   CHECK(cfg->log_level == "debug");
-  REQUIRE(cfg->file_sources.size() == 2);
-  CHECK(cfg->file_sources[0].paths == std::vector<std::string>{base + "/logs/plog-*.log"});
-  CHECK(cfg->file_sources[0].start_at == FileSourceConfig::StartAt::End);
-  CHECK(cfg->file_sources[1].scan_interval == std::chrono::milliseconds(250));
-  CHECK(cfg->file_sources[1].max_line_bytes == 4096);
-  CHECK(cfg->file_sources[1].path_fields == "device-(?P<device>\\d+)/");
+  REQUIRE(cfg->file_sources().size() == 2);
+  CHECK(cfg->file_sources()[0].paths == std::vector<std::string>{base + "/logs/plog-*.log"});
+  CHECK(cfg->file_sources()[0].start_at == FileSourceConfig::StartAt::End);
+  CHECK(cfg->file_sources()[1].scan_interval == std::chrono::milliseconds(250));
+  CHECK(cfg->file_sources()[1].max_line_bytes == 4096);
+  CHECK(cfg->file_sources()[1].path_fields == "device-(?P<device>\\d+)/");
   REQUIRE(cfg->actions.count("isolate") == 1);
   CHECK(cfg->actions["isolate"].hook.argv ==
         std::vector<std::string>{base + "/hooks/isolate", "--now"});
@@ -205,7 +205,7 @@ TEST_CASE("the shipped default and demo configs are valid", "[config]") {
   auto cfg = load_config(src + "/etc/faultd/faultd.yaml", errors);
   INFO(errors.to_string());
   REQUIRE(cfg);
-  CHECK(cfg->file_sources.size() == 3);
+  CHECK(cfg->file_sources().size() == 3);
   CHECK(cfg->actions.size() == 3);
 
   // The demo config lives in etc/demo and is used from var/demo (two levels below the root).
