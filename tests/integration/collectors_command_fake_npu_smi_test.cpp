@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -65,7 +66,7 @@ void use_script(const TempDir& dir, const std::string& json) {
 
 // Polls the source the way the app does (on wake-fd readiness, at least every 100 ms) until
 // `done` or the deadline; returns whether `done` came true.
-bool drive(CommandSource& source, Sink& sink, const std::function<bool()>& done,
+bool drive(CommandSource& source, ChunkSink& sink, const std::function<bool()>& done,
            std::chrono::seconds limit = 30s) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -216,4 +217,71 @@ TEST_CASE("command source: nvidia-smi bus map handed on once, and again when it 
   dir.write("map.csv", "0, 00000000:86:00.0\n");
   REQUIRE(drive(source, sink, [&] { return sink.lines().size() >= 3; }));
   CHECK(sink.lines().back() == "nvidia-smi gpu: index=0 bus_id=00000000:86:00.0");
+}
+
+namespace {
+
+// A sink that refuses the first `refuse` chunks, as a failing store does.
+class RefusingSink final : public ChunkSink {
+ public:
+  explicit RefusingSink(int refuse) : refuse_(refuse) {}
+  bool on_chunk(const Chunk& c) override {
+    if (refuse_ > 0) {
+      --refuse_;
+      return false;
+    }
+    return inner.on_chunk(c);
+  }
+  Sink inner;
+
+ private:
+  int refuse_;
+};
+
+const char kWarning[] =
+    "\tHealth Status                  : Warning\n"
+    "\tError Code                     : 80818C00\n"
+    "\tError Information              : NA\n";
+const char kOk[] =
+    "\tHealth Status                  : OK\n"
+    "\tError Code                     : NA\n"
+    "\tError Information              : NA\n";
+
+}  // namespace
+
+TEST_CASE("command source: garbled output keeps the previous state; a refused chunk comes back") {
+  TempDir dir;
+  const std::string out = dir.write("health.txt", kWarning);
+  CommandSourceConfig c;
+  c.name = "health-file";
+  // A stand-in that prints the file; "-i 4" is read back as the device, as for npu-smi.
+  const std::string tool = dir.write("print-health", "#!/bin/sh\nexec cat '" + out + "'\n");
+  std::filesystem::permissions(tool, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  c.argv = {tool, "info", "-t", "health", "-i", "4"};
+  c.interval = 50ms;
+  c.parser = CommandParser::NpuSmiHealth;
+  CommandSource source(c);
+  RefusingSink sink(1);
+  const auto drive_refusing = [&](const std::function<bool()>& done) {
+    return drive(source, sink, done);
+  };
+
+  // The first record is refused (counted), and handed on again by the next run.
+  REQUIRE(drive_refusing([&] { return !sink.inner.lines().empty(); }));
+  CHECK(errors(source, SourceErrorKind::Commit) >= 1);
+  CHECK(sink.inner.lines() == Strings{"npu-smi health: device=4 status=Warning code=80818C00"});
+
+  // Garbage: counted, the device stays sick (no recovery, and no repeat when it comes back).
+  const uint64_t parse_errors = errors(source, SourceErrorKind::Parse);
+  dir.write("health.txt", "\tHealth Status : Warn\n");
+  REQUIRE(drive_refusing([&] { return errors(source, SourceErrorKind::Parse) > parse_errors; }));
+  dir.write("health.txt", kWarning);
+  const uint64_t bytes = source.stats().bytes.load();
+  REQUIRE(drive_refusing([&] { return source.stats().bytes.load() > bytes + 300; }));
+  CHECK(sink.inner.lines().size() == 1);
+
+  dir.write("health.txt", kOk);
+  REQUIRE(drive_refusing([&] { return sink.inner.lines().size() >= 2; }));
+  CHECK(sink.inner.lines().back() == "npu-smi health: device=4 status=OK recovered");
 }
