@@ -17,6 +17,7 @@ nlohmann::json to_json(const Finding& f) {
       {"time", format_time(f.time)},
   };
   if (f.id != 0) j["id"] = f.id;
+  if (f.recovery) j["recovery"] = true;  // absent otherwise: most findings are faults
   return j;
 }
 
