@@ -22,6 +22,8 @@ std::string_view to_string(SourceErrorKind kind) {
       return "command";
     case SourceErrorKind::Commit:
       return "commit";
+    case SourceErrorKind::Overrun:
+      return "overrun";
   }
   return "unknown";
 }

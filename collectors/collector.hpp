@@ -29,8 +29,9 @@ enum class SourceErrorKind {
   Parse,       // command output or record could not be parsed
   Command,     // a command failed, timed out or could not start
   Commit,      // the downstream commit failed; the chunk will be read again
+  Overrun,     // records were overwritten before they were read (kmsg ring buffer, EPIPE)
 };
-inline constexpr int kSourceErrorKindCount = 8;
+inline constexpr int kSourceErrorKindCount = 9;
 std::string_view to_string(SourceErrorKind kind);
 
 enum class RotationKind { Rename, Truncate };

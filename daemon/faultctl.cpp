@@ -1,11 +1,18 @@
 // faultctl: the operator's client for faultd's control socket.
 // Exit codes: 0 ok, 1 the daemon refused or failed, 2 usage, 69 daemon unreachable.
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "collectors/overflow_dump/dump_path.hpp"
+#include "collectors/overflow_dump/overflow_status.hpp"
 #include "daemon/control/control_client.hpp"
 #include "daemon/control/protocol.hpp"
 #include "daemon/core/json.hpp"
@@ -23,8 +30,15 @@ void usage(std::ostream& out) {
          "  events [--device D] [--since DUR] [--limit N]  the fault and action journal\n"
          "  isolate DEVICE --reason TEXT             isolate a device (runs the isolate hook)\n"
          "  clear DEVICE --reason TEXT               return a device to healthy\n"
+         "  ack DEVICE --reason TEXT                 acknowledge the device's incident\n"
+         "  history DEVICE [--limit N]               the device's transitions and incidents\n"
+         "  incidents [--device D] [--all]           open (or all recent) incidents\n"
+         "  budget                                   the isolation budget (blast-radius limit)\n"
          "  reload                                   reload config and rules\n"
-         "  decode-overflow ...                      decode overflow dumps\n"
+         "  decode-overflow --status N [--kind K]    name the causes of an overflow status\n"
+         "                                           (K: aicore (default), dha, l2)\n"
+         "  decode-overflow FILE.json...             decode converted overflow dumps; the\n"
+         "                                           earliest dump (data_index, timestamp) first\n"
          "The socket defaults to $FAULTD_SOCKET, else /run/faultd/control.sock.\n";
 }
 
@@ -34,7 +48,9 @@ struct Args {
   std::string command;
   std::vector<std::string> positional;
   std::string device, since, reason;
+  std::string status, kind;  // decode-overflow
   size_t limit = 100;
+  bool all = false;
 };
 
 std::string str(const nlohmann::json& j, const char* key) {
@@ -92,6 +108,44 @@ void print_events(const nlohmann::json& r) {
   }
 }
 
+void print_incidents(const nlohmann::json& list) {
+  std::cout << std::left << std::setw(8) << "ID" << std::setw(10) << "DEVICE" << std::setw(6)
+            << "OPEN" << std::setw(8) << "COUNT" << std::setw(26) << "LAST" << std::setw(22)
+            << "LEVEL" << std::setw(34) << "RULE"
+            << "NOTE\n";
+  for (const auto& i : list) {
+    std::string note = str(i, "escalation");
+    if (note.empty()) note = str(i, "note");
+    std::cout << std::setw(8) << str(i, "id") << std::setw(10)
+              << (i.value("node_level", false) ? "(node)" : str(i, "device")) << std::setw(6)
+              << (i.value("open", false) ? "yes" : "no") << std::setw(8) << str(i, "count")
+              << std::setw(26) << str(i, "last") << std::setw(22) << str(i, "level")
+              << std::setw(34) << str(i, "rule") << note << '\n';
+  }
+  if (list.empty()) std::cout << "(no incident)\n";
+}
+
+void print_history(const nlohmann::json& r) {
+  std::cout << std::left << std::setw(26) << "TIME" << std::setw(10) << "FROM" << std::setw(10)
+            << "TO" << std::setw(8) << "FAULT" << std::setw(22) << "LEVEL"
+            << "REASON\n";
+  for (const auto& t : r["transitions"]) {
+    std::cout << std::setw(26) << str(t, "time") << std::setw(10) << str(t, "from") << std::setw(10)
+              << str(t, "to") << std::setw(8) << str(t, "fault_id") << std::setw(22)
+              << str(t, "level") << str(t, "reason") << '\n';
+  }
+  if (r["transitions"].empty()) std::cout << "(no transition)\n";
+  std::cout << '\n';
+  print_incidents(r["incidents"]);
+}
+
+void print_budget(const nlohmann::json& r) {
+  std::cout << "isolations: " << str(r, "used") << " of " << str(r, "max_isolations") << " per "
+            << str(r, "window") << ", " << str(r, "remaining") << " left"
+            << (r.value("exhausted", false) ? " (exhausted: automatic isolation is held)" : "")
+            << '\n';
+}
+
 int parse(int argc, char** argv, Args& a) {
   const char* env = std::getenv("FAULTD_SOCKET");
   a.socket = env != nullptr && *env != '\0' ? env : faultd::control::kDefaultSocket;
@@ -116,6 +170,10 @@ int parse(int argc, char** argv, Args& a) {
       if (!value(a.since)) return kExitUsage;
     } else if (arg == "--reason") {
       if (!value(a.reason)) return kExitUsage;
+    } else if (arg == "--status") {
+      if (!value(a.status)) return kExitUsage;
+    } else if (arg == "--kind") {
+      if (!value(a.kind)) return kExitUsage;
     } else if (arg == "--limit") {
       if (!value(v)) return kExitUsage;
       try {
@@ -123,6 +181,8 @@ int parse(int argc, char** argv, Args& a) {
       } catch (const std::exception&) {
         return kExitUsage;
       }
+    } else if (arg == "--all") {
+      a.all = true;
     } else if (arg == "-h" || arg == "--help") {
       usage(std::cout);
       std::exit(kExitOk);
@@ -138,6 +198,160 @@ int parse(int argc, char** argv, Args& a) {
   return a.command.empty() ? kExitUsage : kExitOk;
 }
 
+// decode-overflow runs locally: it needs no daemon, so it works on a copy of the dumps too.
+namespace ov = faultd::overflow;
+
+std::optional<uint64_t> parse_status(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const std::string digits = hex ? text.substr(2) : text;
+  const auto ok = hex ? std::all_of(digits.begin(), digits.end(), ::isxdigit)
+                      : std::all_of(digits.begin(), digits.end(), ::isdigit);
+  if (!ok || digits.empty() || digits.size() > (hex ? 16u : 19u)) return std::nullopt;
+  return std::stoull(digits, nullptr, hex ? 16 : 10);
+}
+
+nlohmann::json decode_json(const ov::StatusDecode& d) {
+  nlohmann::json causes = nlohmann::json::array();
+  for (const auto& c : d.causes) {
+    causes.push_back({{"code", c.code}, {"text", c.text}, {"known", c.known}});
+  }
+  return {{"kind", ov::short_name(d.kind)},
+          {"record", ov::record_name(d.kind)},
+          {"status", d.status},
+          {"error", d.has_error()},
+          {"causes", causes}};
+}
+
+void print_decode(const ov::StatusDecode& d, const std::string& indent) {
+  std::ostringstream hex;
+  hex << "0x" << std::uppercase << std::hex << std::setw(8) << std::setfill('0') << d.status;
+  std::cout << indent << ov::record_name(d.kind) << " status " << d.status << " = " << hex.str();
+  if (!d.has_error()) {
+    std::cout << ": no error\n";
+    return;
+  }
+  std::cout << ": " << d.cause_codes() << '\n';
+  for (const auto& c : d.causes) {
+    std::cout << indent << "  " << std::left << std::setw(12) << c.code << c.text << '\n';
+  }
+}
+
+struct DecodedFile {
+  std::string path;
+  std::optional<ov::DumpPath> where;
+  ov::DumpDecode dump;
+};
+
+int decode_overflow(const Args& a) {
+  if (!a.status.empty()) {
+    if (!a.positional.empty()) {
+      std::cerr << "faultctl: decode-overflow takes --status or files, not both\n";
+      return kExitUsage;
+    }
+    const auto status = parse_status(a.status);
+    if (!status) {
+      std::cerr << "faultctl: --status needs a non-negative integer (decimal or 0x hex)\n";
+      return kExitUsage;
+    }
+    auto kind = ov::StatusKind::AiCore;
+    if (!a.kind.empty()) {
+      auto k = ov::parse_status_kind(a.kind);
+      if (!k) {
+        std::cerr << "faultctl: --kind must be aicore, dha or l2\n";
+        return kExitUsage;
+      }
+      kind = *k;
+    }
+    const auto d = ov::decode_status(kind, *status);
+    if (a.json) {
+      std::cout << faultd::dump_json(decode_json(d)) << '\n';
+    } else {
+      print_decode(d, "");
+    }
+    return kExitOk;
+  }
+  if (!a.kind.empty()) {
+    std::cerr << "faultctl: --kind goes with --status (a file names its records' kinds)\n";
+    return kExitUsage;
+  }
+  if (a.positional.empty()) {
+    std::cerr << "faultctl: decode-overflow needs --status N or FILE.json\n";
+    return kExitUsage;
+  }
+  std::vector<DecodedFile> files;
+  int rc = kExitOk;
+  for (const auto& path : a.positional) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      std::cerr << "faultctl: cannot read " << path << '\n';
+      rc = kExitFailed;
+      continue;
+    }
+    std::string error;
+    auto dump = ov::parse_dump_json(text.str(), error);
+    if (!dump) {
+      std::cerr << "faultctl: " << path << ": " << error << '\n';
+      rc = kExitFailed;
+      continue;
+    }
+    files.push_back({path, ov::parse_dump_path(path), std::move(*dump)});
+  }
+  // The reference: analyse the dump with the lowest data_index, then the lowest timestamp,
+  // first. Files whose path is not a dump layout keep their order after those that are.
+  std::stable_sort(files.begin(), files.end(), [](const DecodedFile& x, const DecodedFile& y) {
+    if (x.where.has_value() != y.where.has_value()) return x.where.has_value();
+    if (!x.where) return false;
+    return std::tie(x.where->iteration, x.where->timestamp) <
+           std::tie(y.where->iteration, y.where->timestamp);
+  });
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto& f = files[i];
+    if (a.json) {
+      nlohmann::json records = nlohmann::json::array();
+      for (const auto& r : f.dump.records) {
+        auto j = decode_json(r.decoded);
+        j["model_id"] = r.model_id;
+        j["stream_id"] = r.stream_id;
+        j["task_id"] = r.task_id;
+        j["task_type"] = r.task_type;
+        if (r.block_idx) j["block_idx"] = *r.block_idx;
+        records.push_back(std::move(j));
+      }
+      nlohmann::json entry{{"file", f.path}, {"records", records}, {"first", i == 0}};
+      if (f.where) {
+        entry["device"] = f.where->device;
+        entry["model_id"] = f.where->model_id;
+        entry["iteration"] = f.where->iteration;
+        entry["timestamp"] = f.where->timestamp;
+      }
+      out.push_back(std::move(entry));
+      continue;
+    }
+    std::cout << f.path;
+    if (f.where) {
+      std::cout << " (device " << f.where->device << ", data_index " << f.where->iteration
+                << ", timestamp " << f.where->timestamp << ")";
+    }
+    if (i == 0 && files.size() > 1) std::cout << "  <- analyse first";
+    std::cout << '\n';
+    for (const auto& r : f.dump.records) {
+      print_decode(r.decoded, "  ");
+      if (r.decoded.has_error()) {
+        std::cout << "    model_id " << r.model_id << ", stream_id " << r.stream_id << ", task_id "
+                  << r.task_id;
+        if (r.block_idx) std::cout << ", block_idx " << *r.block_idx;
+        std::cout << '\n';
+      }
+    }
+  }
+  if (a.json) std::cout << faultd::dump_json(out) << '\n';
+  return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,7 +361,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   nlohmann::json request{{"cmd", a.command}};
-  if (a.command == "status" || a.command == "reload") {
+  if (a.command == "status" || a.command == "reload" || a.command == "budget") {
     if (!a.positional.empty()) {
       usage(std::cerr);
       return kExitUsage;
@@ -156,7 +370,18 @@ int main(int argc, char** argv) {
     if (!a.device.empty()) request["device"] = a.device;
     if (!a.since.empty()) request["since"] = a.since;
     request["limit"] = a.limit;
-  } else if (a.command == "isolate" || a.command == "clear") {
+  } else if (a.command == "history") {
+    if (a.positional.size() != 1) {
+      std::cerr << "faultctl: history needs a DEVICE\n";
+      return kExitUsage;
+    }
+    request["device"] = a.positional[0];
+    request["limit"] = a.limit;
+  } else if (a.command == "incidents") {
+    if (!a.device.empty()) request["device"] = a.device;
+    request["all"] = a.all;
+    request["limit"] = a.limit;
+  } else if (a.command == "isolate" || a.command == "clear" || a.command == "ack") {
     if (a.positional.size() != 1 || a.reason.empty()) {
       std::cerr << "faultctl: " << a.command << " needs a DEVICE and --reason TEXT\n";
       return kExitUsage;
@@ -164,8 +389,7 @@ int main(int argc, char** argv) {
     request["device"] = a.positional[0];
     request["reason"] = a.reason;
   } else if (a.command == "decode-overflow") {
-    std::cerr << "faultctl: decode-overflow is not available in this build\n";
-    return kExitFailed;
+    return decode_overflow(a);
   } else {
     std::cerr << "faultctl: unknown command '" << a.command << "'\n";
     usage(std::cerr);
@@ -197,6 +421,14 @@ int main(int argc, char** argv) {
     print_events(body);
   } else if (a.command == "reload") {
     std::cout << "reloaded: " << str(body, "rules") << " rule(s)\n";
+  } else if (a.command == "history") {
+    print_history(body);
+  } else if (a.command == "incidents") {
+    print_incidents(body["incidents"]);
+  } else if (a.command == "budget") {
+    print_budget(body);
+  } else if (a.command == "ack") {
+    std::cout << a.positional[0] << ": incident " << str(body, "fault_id") << " acknowledged\n";
   } else {
     std::cout << a.positional[0] << ": " << str(body, "state")
               << (body.value("changed", false) ? "" : " (unchanged)") << '\n';

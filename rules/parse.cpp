@@ -101,9 +101,9 @@ void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
 
 std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
   const size_t errors_before = ctx.errors->size();
-  if (!yaml::check_map(node, "rule",
-                       {"id", "description", "sources", "match", "device", "fault", "recovery"},
-                       ctx)) {
+  if (!yaml::check_map(
+          node, "rule",
+          {"id", "description", "sources", "match", "device", "fault", "mode", "recovery"}, ctx)) {
     return std::nullopt;
   }
   RuleSpec spec;
@@ -136,6 +136,13 @@ std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
     spec.device = *device;
   }
   if (!absent(node["fault"])) parse_fault(node["fault"], spec, ctx);
+  if (auto mode = yaml::get_string(node, "mode", ctx)) {
+    if (*mode == "shadow") {
+      spec.shadow = true;
+    } else if (*mode != "enforce") {
+      ctx.error(node["mode"], "mode must be 'enforce' or 'shadow'");
+    }
+  }
   if (auto recovery = yaml::get_bool(node, "recovery", ctx)) spec.recovery = *recovery;
 
   if (ctx.errors->size() != errors_before) return std::nullopt;

@@ -51,6 +51,9 @@ struct RuleSpec {
   std::string code;                  // template; may be literal ("80818C00") or "{code}"
                                      // (a literal is stored normalized: upper case, no 0x)
   std::optional<FaultLevel> fault_level;
+  // `mode: shadow`: findings are journaled and counted, but change no device and start nothing
+  // (to try a new rule on a live fleet).
+  bool shadow = false;
   // `recovery: true`: the line says the device recovered from `code` (from everything when
   // there is no code), e.g. npu-smi back to OK; sets Finding::recovery.
   bool recovery = false;
@@ -94,6 +97,7 @@ class RuleSet {
 
   size_t size() const;
   std::vector<std::string> rule_ids() const;
+  std::vector<std::string> shadow_rule_ids() const;
   // sha256 (hex) over the canonical form of all rules: the `ruleset_sha256` of build_info.
   const std::string& sha256() const;
   // Warnings that are not errors (e.g. a regex-only rule without a literal prefilter).

@@ -140,6 +140,7 @@ std::string canonical_form(const std::vector<CompiledRule>& rules) {
     put(out, "device", s->device);
     put(out, "code", s->code);
     put(out, "fault_level", s->fault_level ? to_string(*s->fault_level) : "");
+    if (s->shadow) put(out, "mode", "shadow");
     if (s->recovery) put(out, "recovery", "true");  // absent when false: older hashes stay
   }
   return out;
@@ -410,6 +411,14 @@ size_t RuleSet::size() const { return impl_->rules.size(); }
 std::vector<std::string> RuleSet::rule_ids() const {
   std::vector<std::string> ids;
   for (const auto& r : impl_->rules) ids.push_back(r.spec.id);
+  return ids;
+}
+
+std::vector<std::string> RuleSet::shadow_rule_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& r : impl_->rules) {
+    if (r.spec.shadow) ids.push_back(r.spec.id);
+  }
   return ids;
 }
 

@@ -41,6 +41,7 @@ struct ActionSettings {
 };
 
 inline constexpr const char* kIsolateAction = "isolate";
+inline constexpr const char* kDiagnoseAction = "diagnose";
 
 class ActionManager {
  public:

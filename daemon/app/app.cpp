@@ -38,6 +38,40 @@ StateMachine::WarnTable warn_table(const PolicyConfig& p) {
   return w;
 }
 
+StateMachine::WarnTable recover_table(const PolicyConfig& p) {
+  StateMachine::WarnTable w{};
+  for (int i = 0; i < kFaultLevelCount; ++i)
+    w[static_cast<size_t>(i)] = p.levels[static_cast<size_t>(i)].recover;
+  return w;
+}
+
+LifecycleSettings lifecycle_settings(const Config& c) {
+  LifecycleSettings s;
+  s.incident_ttl = c.policy.incident_ttl;
+  s.storm = c.policy.storm;
+  s.frequency = c.policy.escalations;
+  s.duration = c.policy.duration_escalations;
+  for (const auto& id : c.rules->shadow_rule_ids()) s.shadow_rules.insert(id);
+  return s;
+}
+
+// How far back incidents are loaded at start: the longest window any escalation counts over.
+Duration lifecycle_memory(const PolicyConfig& p) {
+  Duration keep = p.incident_ttl;
+  for (const auto& e : p.escalations) keep = std::max({keep, e.window, e.release});
+  return keep;
+}
+
+// What one committed chunk (or alert, or tick) changed, for metrics, logs and actions.
+struct Outcome {
+  std::vector<Transition> transitions;
+  std::vector<Finding> fresh;    // journaled
+  std::vector<Finding> grouped;  // counted into an open incident
+  std::vector<Finding> shadow;
+  std::vector<Finding> storms;  // the node-level incidents opened
+  std::vector<FaultLevel> escalations;
+};
+
 std::vector<std::string> action_names(const Config& c) {
   std::vector<std::string> names;
   for (const auto& [name, a] : c.actions) names.push_back(name);
@@ -66,6 +100,7 @@ struct SourceSlot {
   std::shared_ptr<Source> source;
   std::unique_ptr<asio::posix::stream_descriptor> wake;
   std::unique_ptr<asio::steady_timer> timer;
+  int wake_source_fd = -1;  // the source's fd that `wake` duplicates
   bool poll_queued = false;
   bool retired = false;
   bool seen = false;  // the store knows this source completed a first scan
@@ -96,15 +131,23 @@ class Daemon final : public ChunkSink {
 
   // The pipeline.
   bool on_chunk(const Chunk& chunk) override;
+  void record(Store::Txn& txn, Finding& f, Outcome& out);
+  void report(const Outcome& out);
+  void tick_lifecycle();
+  void reload_state();
   void apply_transitions(const std::vector<Transition>& transitions,
                          const std::vector<Finding>& causes);
   void on_action_finished(const ActionRecord& record, const HookResult* result);
+  void on_diagnosis(const ActionRecord& record);
   std::optional<Transition> commit_transition(
       const std::function<std::optional<Transition>()>& change, Finding* operator_fault);
 
   // Sources.
   void add_source(const SourceConfig& cfg);
   std::shared_ptr<Source> make_source(const FileSourceConfig& cfg, bool seen);
+  std::shared_ptr<Source> make_source(const KmsgSourceConfig& cfg, bool seen);
+  std::shared_ptr<Source> make_source(const OverflowDumpSourceConfig& cfg, bool seen);
+  void watch_wake_fd(const std::shared_ptr<SourceSlot>& slot);
   PositionLookup position_lookup();
   void arm_wake(const std::shared_ptr<SourceSlot>& slot);
   void arm_timer(const std::shared_ptr<SourceSlot>& slot);
@@ -121,6 +164,10 @@ class Daemon final : public ChunkSink {
   nlohmann::json events(const nlohmann::json& request) const;
   nlohmann::json operator_isolate(const nlohmann::json& request);
   nlohmann::json operator_clear(const nlohmann::json& request);
+  nlohmann::json operator_ack(const nlohmann::json& request);
+  nlohmann::json history(const nlohmann::json& request) const;
+  nlohmann::json incidents(const nlohmann::json& request) const;
+  nlohmann::json budget() const;
 
   // Alertmanager webhook: alerts carrying `faultd_action` drive this node's actions.
   WebhookServer::Reply on_alerts(const WebhookBatch& batch);
@@ -139,6 +186,7 @@ class Daemon final : public ChunkSink {
   Config config_;
   std::unique_ptr<Store> store_;
   StateMachine machine_;
+  Lifecycle lifecycle_;
   Metrics metrics_;
   std::unique_ptr<HookRunner> runner_;
   std::unique_ptr<ActionManager> actions_;
@@ -174,7 +222,14 @@ bool Daemon::open_store() {
     return false;
   }
   machine_.set_policy(warn_table(config_.policy));
-  machine_.load(store_->load_devices());
+  machine_.set_recoverable(recover_table(config_.policy));
+  lifecycle_.configure(lifecycle_settings(config_));
+  try {
+    reload_state();
+  } catch (const StoreError& e) {
+    spdlog::critical("state store: {}", e.what());
+    return false;
+  }
   metrics_.on_device_states(machine_.devices());
   size_t not_healthy = 0;
   for (const auto& [id, d] : machine_.devices()) not_healthy += d.state != DeviceState::Healthy;
@@ -239,6 +294,30 @@ std::shared_ptr<Source> Daemon::make_source(const FileSourceConfig& cfg, bool se
   return std::make_shared<FileSource>(effective, position_lookup());
 }
 
+std::shared_ptr<Source> Daemon::make_source(const KmsgSourceConfig& cfg, bool) {
+  spdlog::info("source {}: kernel log {}", cfg.name, cfg.path);
+  return std::make_shared<KmsgSource>(cfg, position_lookup());
+}
+
+std::shared_ptr<Source> Daemon::make_source(const OverflowDumpSourceConfig& cfg, bool) {
+  spdlog::info("source {}: overflow dumps under {}", cfg.name, cfg.root);
+  return std::make_shared<OverflowDumpSource>(cfg, position_lookup());
+}
+
+// A source's wake fd may change (the kernel log reopened, or opened late): follow it.
+void Daemon::watch_wake_fd(const std::shared_ptr<SourceSlot>& slot) {
+  const int fd = slot->source->wake_fd();
+  if (fd == slot->wake_source_fd) return;
+  boost::system::error_code ec;
+  if (slot->wake) slot->wake->close(ec);
+  slot->wake.reset();
+  slot->wake_source_fd = fd;
+  if (fd < 0) return;
+  // asio owns a duplicate, so closing it never closes the source's own descriptor.
+  slot->wake = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(fd));
+  arm_wake(slot);
+}
+
 void Daemon::add_source(const SourceConfig& cfg) {
   auto slot = std::make_shared<SourceSlot>();
   slot->config = cfg;
@@ -257,11 +336,7 @@ void Daemon::add_source(const SourceConfig& cfg) {
     return;
   }
   slot->timer = std::make_unique<asio::steady_timer>(io_);
-  if (int fd = slot->source->wake_fd(); fd >= 0) {
-    // asio owns a duplicate, so closing it never closes the source's own descriptor.
-    slot->wake = std::make_unique<asio::posix::stream_descriptor>(io_, ::dup(fd));
-    arm_wake(slot);
-  }
+  watch_wake_fd(slot);
   slots_.push_back(slot);
   queue_poll(slot);
   arm_timer(slot);
@@ -305,6 +380,7 @@ void Daemon::poll(const std::shared_ptr<SourceSlot>& slot) {
     slot->source->stats().count_error(SourceErrorKind::Read);
   }
   polling_ = nullptr;
+  watch_wake_fd(slot);
   if (!slot->seen) {
     // The first scan decided where each file starts; make that durable before anything else.
     save_positions();
@@ -362,18 +438,11 @@ bool Daemon::on_chunk(const Chunk& chunk) {
   }
   if (findings_.empty()) return true;  // the position is saved with the next periodic save
 
-  std::vector<Transition> transitions;
-  std::vector<Finding> fresh;
+  Outcome out;
   try {
     Store::Txn txn(*store_);
-    for (auto& f : findings_) {
-      if (!txn.insert_finding(f)) continue;  // recorded before (a re-read after a crash)
-      if (auto t = machine_.on_finding(f, f.time)) {
-        txn.apply_transition(*t);
-        transitions.push_back(*t);
-      }
-      fresh.push_back(f);
-    }
+    for (auto& f : findings_) record(txn, f, out);
+    for (const auto& i : lifecycle_.take_dirty()) txn.save_incident(i);
     txn.save_position(ReadPosition{std::string(chunk.source), std::string(chunk.path),
                                    chunk.identity, chunk.end_offset, chunk.end_line});
     txn.commit();
@@ -382,19 +451,142 @@ bool Daemon::on_chunk(const Chunk& chunk) {
     spdlog::error("state store: cannot record {} finding(s) from {}: {}; will read them again",
                   findings_.size(), chunk.path, e.what());
     try {
-      machine_.load(store_->load_devices());  // the store is the truth
+      reload_state();  // the store is the truth
     } catch (const StoreError&) {
     }
     return false;
   }
-  const TimePoint committed = clock_.now();
-  for (const auto& f : fresh) {
-    metrics_.on_finding(f, committed);
-    spdlog::warn("fault: rule={} device={} level={} code={} at {}:{}", f.rule,
-                 f.device.empty() ? "-" : f.device, to_string(f.level), f.code, f.file, f.line);
-  }
-  apply_transitions(transitions, fresh);
+  report(out);
   return true;
+}
+
+void Daemon::reload_state() {
+  machine_.load(store_->load_devices());
+  lifecycle_.load(store_->load_incidents(clock_.now() - lifecycle_memory(config_.policy)));
+}
+
+// One finding through the lifecycle (grouping, storms, escalation, recovery, shadow) and the
+// state machine, inside the chunk's transaction.
+void Daemon::record(Store::Txn& txn, Finding& f, Outcome& out) {
+  const auto d = lifecycle_.decide(f, f.time);
+  using Kind = Lifecycle::Kind;
+  if (d.kind == Kind::Grouped) {
+    out.grouped.push_back(f);
+    return;
+  }
+  if (!txn.insert_finding(f)) return;  // journaled before: a re-read after a crash
+  switch (d.kind) {
+    case Kind::Shadow:
+      out.shadow.push_back(f);
+      return;
+    case Kind::Recovery:
+      if (auto t = machine_.recover(f.device, f.code, "recovered: " + f.rule, f.time)) {
+        txn.apply_transition(*t);
+        out.transitions.push_back(*t);
+      }
+      break;
+    case Kind::Storm:
+      if (d.storm_started) {
+        Finding node;
+        node.rule = "node.storm";
+        node.source = "faultd";
+        node.level = f.level;
+        node.code = f.code;
+        node.file = signature_of(f.rule, f.code);
+        node.identity.ino = static_cast<uint64_t>(f.id);  // unique: the finding that tipped it
+        node.time = node.noticed = f.time;
+        node.text = d.storm_started->note;
+        txn.insert_finding(node);
+        Incident storm = *d.storm_started;
+        storm.id = node.id;
+        storm.count = 1;
+        lifecycle_.storm_recorded(f, storm);
+        out.storms.push_back(node);
+      }
+      break;
+    case Kind::NewIncident: {
+      lifecycle_.opened(f, d);
+      Finding effective = f;
+      effective.level = d.level;
+      if (!d.escalation.empty()) out.escalations.push_back(d.level);
+      if (auto t = machine_.on_finding(effective, f.time)) {
+        if (!d.escalation.empty()) t->reason = f.rule + " (" + d.escalation + ")";
+        txn.apply_transition(*t);
+        out.transitions.push_back(*t);
+      }
+      break;
+    }
+    case Kind::NoDevice:
+    case Kind::Grouped:
+      break;
+  }
+  out.fresh.push_back(f);
+}
+
+void Daemon::report(const Outcome& out) {
+  const TimePoint committed = clock_.now();
+  for (const auto& f : out.fresh) {
+    metrics_.on_finding(f, committed);
+    spdlog::warn("{}: rule={} device={} level={} code={} at {}:{}",
+                 f.recovery ? "recovery" : "fault", f.rule, f.device.empty() ? "-" : f.device,
+                 to_string(f.level), f.code, f.file, f.line);
+  }
+  for (const auto& f : out.grouped) {
+    metrics_.on_finding(f, committed);
+    metrics_.on_grouped(f);
+  }
+  for (const auto& f : out.shadow) {
+    metrics_.on_shadow(f);
+    spdlog::info("shadow: rule={} device={} level={} (mode: shadow, nothing done)", f.rule,
+                 f.device.empty() ? "-" : f.device, to_string(f.level));
+  }
+  for (const auto& s : out.storms) {
+    metrics_.on_storm(s.file);
+    spdlog::error("node-level incident {}: {}", s.id, s.text);
+  }
+  for (auto level : out.escalations) metrics_.on_escalation(level);
+  metrics_.on_incidents_open(lifecycle_.open_incidents().size());
+  std::vector<Finding> causes = out.fresh;
+  apply_transitions(out.transitions, causes);
+}
+
+// Time-based lifecycle changes (duration escalations, releases), once a second with the
+// position save.
+void Daemon::tick_lifecycle() {
+  const TimePoint now = clock_.now();
+  Outcome out;
+  try {
+    Store::Txn txn(*store_);
+    for (const auto& i : lifecycle_.tick(now)) {
+      std::optional<Transition> t;
+      if (!i.open) {
+        t = machine_.release(i.device, i.id, "released: " + i.note, now);
+      } else if (auto f = store_->find_fault(i.id)) {
+        f->level = i.level;
+        out.escalations.push_back(i.level);
+        t = machine_.on_finding(*f, now);
+        if (t) t->reason = i.rule + " (" + i.escalation + ")";
+        if (t) out.fresh.push_back(*f);
+      }
+      if (t) {
+        txn.apply_transition(*t);
+        out.transitions.push_back(*t);
+      }
+    }
+    for (const auto& i : lifecycle_.take_dirty()) txn.save_incident(i);
+    txn.commit();
+  } catch (const StoreError& e) {
+    metrics_.on_store_error();
+    spdlog::error("state store: lifecycle update failed: {}", e.what());
+    try {
+      reload_state();
+    } catch (const StoreError&) {
+    }
+    return;
+  }
+  for (auto level : out.escalations) metrics_.on_escalation(level);
+  metrics_.on_incidents_open(lifecycle_.open_incidents().size());
+  apply_transitions(out.transitions, out.fresh);
 }
 
 void Daemon::apply_transitions(const std::vector<Transition>& transitions,
@@ -444,6 +636,10 @@ void Daemon::on_action_finished(const ActionRecord& record, const HookResult* re
   const Duration took = result != nullptr ? result->elapsed : Duration{0};
   metrics_.on_action(record.action, record.status, took);
   publish_budget();
+  if (record.action == kDiagnoseAction && !config_.policy.dry_run) {
+    on_diagnosis(record);
+    return;
+  }
   if (record.action != kIsolateAction || record.status != ActionStatus::Success ||
       config_.policy.dry_run) {
     return;
@@ -461,12 +657,65 @@ void Daemon::on_action_finished(const ActionRecord& record, const HookResult* re
   }
 }
 
+// The diagnose hook's verdict (the vendor stress test): exit 0 = the device passed, so the cause
+// is suspected in software and the device is released per policy; exit 1 = the device is faulty
+// and stays isolated, marked for repair; exit 2 (no tool) or anything else = no verdict.
+void Daemon::on_diagnosis(const ActionRecord& record) {
+  std::string verdict;
+  if (record.status == ActionStatus::Success) {
+    verdict = "passed";
+  } else if (record.status == ActionStatus::Failure && record.exit_code == 1) {
+    verdict = "faulty";
+  } else {
+    metrics_.on_verdict("unavailable");
+    spdlog::warn("device {}: no diagnosis verdict ({}, exit {})", record.device,
+                 to_string(record.status), record.exit_code);
+    return;
+  }
+  metrics_.on_verdict(verdict);
+  const DeviceRecord* d = machine_.find(record.device);
+  if (d == nullptr || d->fault_id != record.fault_id) {
+    spdlog::info("device {}: diagnosis {} for an incident that is over; nothing changes",
+                 record.device, verdict);
+    return;
+  }
+  try {
+    if (verdict == "passed" && config_.policy.release_on_diagnosis_pass) {
+      commit_transition(
+          [&] {
+            return machine_.clear(record.device, "diagnosis passed: a software cause is suspected",
+                                  clock_.now());
+          },
+          nullptr);
+      return;
+    }
+    machine_.set_verdict(record.device, verdict);
+    Store::Txn txn(*store_);
+    txn.mark_device(*machine_.find(record.device));
+    txn.commit();
+    metrics_.on_device_states(machine_.devices());
+    spdlog::warn("device {}: diagnosis {}{}", record.device, verdict,
+                 verdict == "faulty" ? ": stays isolated, marked for repair" : "");
+  } catch (const StoreError& e) {
+    metrics_.on_store_error();
+    spdlog::error("device {}: diagnosis {} not recorded: {}", record.device, verdict, e.what());
+    try {
+      reload_state();
+    } catch (const StoreError&) {
+    }
+  }
+}
+
 nlohmann::json Daemon::handle(const nlohmann::json& r) {
   const std::string cmd = r.value("cmd", "");
   if (cmd == "status") return status();
   if (cmd == "events") return events(r);
   if (cmd == "isolate") return operator_isolate(r);
   if (cmd == "clear") return operator_clear(r);
+  if (cmd == "ack") return operator_ack(r);
+  if (cmd == "history") return history(r);
+  if (cmd == "incidents") return incidents(r);
+  if (cmd == "budget") return budget();
   if (cmd == "reload") {
     const std::string error = reload();
     if (error.empty()) return {{"ok", true}, {"rules", config_.rules->size()}};
@@ -485,7 +734,11 @@ nlohmann::json Daemon::status() const {
                        {"level", d.fault_id != 0 ? std::string(to_string(d.level)) : ""},
                        {"rule", d.rule},
                        {"code", d.code},
-                       {"since", format_time(d.since)}});
+                       {"since", format_time(d.since)},
+                       {"verdict", d.verdict},
+                       {"repair", d.verdict == "faulty"},
+                       {"acked", d.acked},
+                       {"ack_reason", d.ack_reason}});
   }
   nlohmann::json sources = nlohmann::json::array();
   for (const auto& s : slots_) {
@@ -571,6 +824,86 @@ nlohmann::json Daemon::operator_clear(const nlohmann::json& r) {
   auto t = commit_transition(
       [&] { return machine_.clear(device, "operator: " + reason, clock_.now()); }, nullptr);
   return {{"ok", true}, {"changed", t.has_value()}, {"state", "healthy"}};
+}
+
+nlohmann::json Daemon::operator_ack(const nlohmann::json& r) {
+  const std::string device = r.value("device", "");
+  const std::string reason = r.value("reason", "");
+  if (!is_valid_device_id(device)) return {{"ok", false}, {"error", "invalid device id"}};
+  if (reason.empty()) return {{"ok", false}, {"error", "a reason is required"}};
+  const DeviceRecord* d = machine_.find(device);
+  if (d == nullptr || d->state == DeviceState::Healthy) {
+    return {{"ok", false}, {"error", "device " + device + " has no incident to acknowledge"}};
+  }
+  machine_.acknowledge(device, "operator: " + reason);
+  Store::Txn txn(*store_);
+  txn.mark_device(*machine_.find(device));
+  txn.commit();
+  metrics_.on_device_states(machine_.devices());
+  spdlog::info("device {}: incident {} acknowledged ({})", device, d->fault_id, reason);
+  return {{"ok", true}, {"device", device}, {"fault_id", d->fault_id}};
+}
+
+nlohmann::json incident_json(const Incident& i) {
+  return {{"id", i.id},
+          {"device", i.device},
+          {"rule", i.rule},
+          {"code", i.code},
+          {"level", std::string(to_string(i.level))},
+          {"base_level", std::string(to_string(i.base_level))},
+          {"first", format_time(i.first)},
+          {"last", format_time(i.last)},
+          {"count", i.count},
+          {"open", i.open},
+          {"node_level", i.node_level},
+          {"escalation", i.escalation},
+          {"note", i.note}};
+}
+
+nlohmann::json Daemon::history(const nlohmann::json& r) const {
+  const std::string device = r.value("device", "");
+  if (!is_valid_device_id(device)) return {{"ok", false}, {"error", "invalid device id"}};
+  const auto limit = r.value("limit", static_cast<size_t>(100));
+  nlohmann::json transitions = nlohmann::json::array();
+  for (const auto& t : store_->query_transitions(device, limit)) {
+    transitions.push_back({{"time", format_time(t.time)},
+                           {"from", std::string(to_string(t.from))},
+                           {"to", std::string(to_string(t.to))},
+                           {"reason", t.reason},
+                           {"fault_id", t.fault_id},
+                           {"level", std::string(to_string(t.level))},
+                           {"rule", t.rule},
+                           {"code", t.code}});
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& i : store_->query_incidents(device, false, limit)) {
+    list.push_back(incident_json(i));
+  }
+  return {{"ok", true}, {"device", device}, {"transitions", transitions}, {"incidents", list}};
+}
+
+nlohmann::json Daemon::incidents(const nlohmann::json& r) const {
+  const std::string device = r.value("device", "");
+  if (!device.empty() && !is_valid_device_id(device)) {
+    return {{"ok", false}, {"error", "invalid device id"}};
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& i :
+       store_->query_incidents(device, !r.value("all", false), r.value("limit", size_t{1000}))) {
+    list.push_back(incident_json(i));
+  }
+  return {{"ok", true}, {"incidents", list}};
+}
+
+nlohmann::json Daemon::budget() const {
+  const int used = actions_->isolations_in_window();
+  const int max = config_.policy.max_isolations;
+  return {{"ok", true},
+          {"max_isolations", max},
+          {"window", format_duration(config_.policy.isolation_window)},
+          {"used", used},
+          {"remaining", std::max(0, max - used)},
+          {"exhausted", used >= max}};
 }
 
 bool Daemon::start_webhook() {
@@ -754,6 +1087,8 @@ std::string Daemon::reload() {
   set_log_level(config_.log_level);
   for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
   machine_.set_policy(warn_table(config_.policy));
+  machine_.set_recoverable(recover_table(config_.policy));
+  lifecycle_.configure(lifecycle_settings(config_));
   actions_->configure(action_settings(config_));
   publish_budget();
   for (const auto& a : added) add_source(a);
@@ -785,6 +1120,7 @@ void Daemon::start_timers() {
   save_timer_.async_wait([this](boost::system::error_code ec) {
     if (ec || stopping_) return;
     save_positions();
+    tick_lifecycle();
     publish_budget();  // the window slides: the budget comes back without any event
     start_timers();
   });

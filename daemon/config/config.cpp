@@ -4,12 +4,16 @@
 #include <re2/re2.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 
 #include "daemon/config/catalogs.hpp"
+#include "daemon/config/kmsg_source_config.hpp"
+#include "daemon/config/overflow_dump_source_config.hpp"
 #include "daemon/core/yaml_check.hpp"
 
 namespace faultd {
@@ -51,6 +55,7 @@ struct Loader {
   void load_file_source(const YAML::Node& n, FileSourceConfig src, const Ctx& ctx);
   void load_actions(const YAML::Node& map, const Ctx& ctx);
   void load_policy(const YAML::Node& map, const Ctx& ctx);
+  void load_escalations(const YAML::Node& list, const Ctx& ctx);
   void load_includes(const YAML::Node& origin, const Ctx& ctx);
   void check_action_refs(const YAML::Node& origin, const Ctx& ctx,
                          const std::set<std::string>& explicit_levels);
@@ -166,14 +171,19 @@ void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
       FileSourceConfig src;
       src.name = *name;
       load_file_source(n, std::move(src), ctx);
-      continue;
+    } else if (type == "kmsg") {
+      if (auto c = load_kmsg_source(n, *name, base_dir, ctx)) cfg.sources.emplace_back(*c);
+    } else if (type == "overflow_dump") {
+      if (auto c = load_overflow_dump_source(n, *name, base_dir, ctx)) cfg.sources.emplace_back(*c);
+    } else {
+      bool known = false;
+      for (const char* t : kSourceTypes) known = known || type == t;
+      ctx.error(n["type"], known ? "source type '" + type +
+                                       "' is not available in this build of faultd (supported: "
+                                       "file, kmsg, overflow_dump)"
+                                 : "unknown source type '" + type +
+                                       "' (one of: file, command, kmsg, overflow_dump)");
     }
-    bool known = false;
-    for (const char* t : kSourceTypes) known = known || type == t;
-    ctx.error(n["type"], known ? "source type '" + type +
-                                     "' is not available in this build of faultd (supported: file)"
-                               : "unknown source type '" + type +
-                                     "' (one of: file, command, kmsg, overflow_dump)");
   }
 }
 
@@ -272,9 +282,42 @@ void Loader::load_actions(const YAML::Node& map, const Ctx& ctx) {
 }
 
 void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
-  if (!yaml::check_map(map, "policy", {"max_isolations", "dry_run", "default_level", "levels"},
+  if (!yaml::check_map(map, "policy",
+                       {"max_isolations", "dry_run", "default_level", "levels", "incident_ttl",
+                        "storm", "escalate", "diagnosis"},
                        ctx)) {
     return;
+  }
+  if (auto v = yaml::get_duration(map, "incident_ttl", ctx)) cfg.policy.incident_ttl = *v;
+  if (auto st = map["storm"];
+      st.IsDefined() &&
+      yaml::check_map(st, "storm", {"window", "min_devices", "fraction", "devices"}, ctx)) {
+    auto& storm = cfg.policy.storm;
+    if (auto v = yaml::get_duration(st, "window", ctx)) storm.window = *v;
+    if (auto v = yaml::get_int(st, "min_devices", ctx, 2, 100000)) {
+      storm.min_devices = static_cast<int>(*v);
+    }
+    if (auto v = yaml::get_int(st, "devices", ctx, 1, 100000)) {
+      storm.node_devices = static_cast<int>(*v);
+    }
+    if (auto f = st["fraction"]; f.IsDefined()) {
+      try {
+        storm.fraction = f.as<double>();
+        if (storm.fraction <= 0 || storm.fraction > 1) throw std::out_of_range("fraction");
+      } catch (const std::exception&) {
+        ctx.error(f, "storm.fraction must be a number in (0, 1]");
+      }
+    }
+  }
+  if (auto e = map["escalate"]; e.IsDefined()) load_escalations(e, ctx);
+  if (auto d = map["diagnosis"];
+      d.IsDefined() && yaml::check_map(d, "diagnosis", {"on_pass"}, ctx)) {
+    const std::string on_pass = yaml::get_string(d, "on_pass", ctx).value_or("release");
+    if (on_pass == "release" || on_pass == "keep") {
+      cfg.policy.release_on_diagnosis_pass = on_pass == "release";
+    } else {
+      ctx.error(d["on_pass"], "diagnosis.on_pass must be 'release' or 'keep'");
+    }
   }
   if (auto m = map["max_isolations"];
       m.IsDefined() && yaml::check_map(m, "max_isolations", {"count", "window"}, ctx)) {
@@ -303,7 +346,9 @@ void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
       ctx.error(kv.first, "unknown fault level '" + kv.first.Scalar() + "'");
       continue;
     }
-    if (!yaml::check_map(kv.second, "a level policy", {"state", "actions"}, ctx)) continue;
+    if (!yaml::check_map(kv.second, "a level policy", {"state", "actions", "recover"}, ctx)) {
+      continue;
+    }
     LevelPolicy lp;
     const std::string state = yaml::get_string(kv.second, "state", ctx).value_or("none");
     if (state == "warning") {
@@ -312,7 +357,47 @@ void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
       ctx.error(kv.second["state"], "a level's state must be 'warning' or 'none'");
     }
     if (auto actions = yaml::get_string_list(kv.second, "actions", ctx)) lp.actions = *actions;
+    lp.recover = yaml::get_bool(kv.second, "recover", ctx).value_or(true);
     cfg.policy.levels[static_cast<size_t>(*level)] = std::move(lp);
+  }
+}
+
+// policy.escalate: frequency escalation for faultd's own rules and for codes, with the meaning of
+// MindCluster's FaultFrequency (times within window → level; released after `release`).
+void Loader::load_escalations(const YAML::Node& list, const Ctx& ctx) {
+  if (!list.IsSequence()) {
+    ctx.error(list, "policy.escalate must be a list of {codes|rules, times, window, to}");
+    return;
+  }
+  for (const auto& n : list) {
+    if (!yaml::check_map(n, "an escalation", {"codes", "rules", "times", "window", "to", "release"},
+                         ctx)) {
+      continue;
+    }
+    FrequencyEscalation e;
+    if (auto codes = yaml::get_string_list(n, "codes", ctx)) {
+      for (auto c : *codes) {
+        std::transform(c.begin(), c.end(), c.begin(),
+                       [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+        if (c.rfind("0X", 0) == 0) c.erase(0, 2);
+        e.codes.insert(c);
+      }
+    }
+    if (auto rules = yaml::get_string_list(n, "rules", ctx)) {
+      e.rules.insert(rules->begin(), rules->end());
+    }
+    if (e.codes.empty() && e.rules.empty()) ctx.error(n, "an escalation needs codes or rules");
+    if (auto v = yaml::get_int(n, "times", ctx, 1, 1000000)) e.times = static_cast<int>(*v);
+    if (auto v = yaml::get_duration(n, "window", ctx)) e.window = *v;
+    if (auto v = yaml::get_duration(n, "release", ctx)) e.release = *v;
+    if (auto v = yaml::get_string(n, "to", ctx)) {
+      if (auto level = parse_fault_level(*v)) {
+        e.to = *level;
+      } else {
+        ctx.error(n["to"], "unknown fault level '" + *v + "'");
+      }
+    }
+    cfg.policy.escalations.push_back(std::move(e));
   }
 }
 

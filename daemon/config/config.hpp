@@ -16,9 +16,12 @@
 #include <vector>
 
 #include "collectors/file/file_source.hpp"
+#include "collectors/kmsg/kmsg_source.hpp"
+#include "collectors/overflow_dump/overflow_dump_source.hpp"
 #include "daemon/actions/action_manager.hpp"
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
+#include "daemon/state/lifecycle.hpp"
 #include "rules/rule.hpp"
 
 namespace faultd {
@@ -27,6 +30,7 @@ namespace faultd {
 struct LevelPolicy {
   bool warn = false;  // healthy → warning
   std::vector<std::string> actions;
+  bool recover = true;  // a recovery the source reports moves warning → healthy
 };
 
 struct PolicyConfig {
@@ -35,12 +39,17 @@ struct PolicyConfig {
   bool dry_run = false;
   FaultLevel default_level = FaultLevel::NotHandleFault;  // codes no catalogue knows
   std::array<LevelPolicy, kFaultLevelCount> levels{};
+  Duration incident_ttl = std::chrono::minutes(10);
+  LifecycleSettings::Storm storm;
+  std::vector<FrequencyEscalation> escalations;  // policy.escalate, then the catalogue's
+  std::vector<DurationEscalation> duration_escalations;
+  bool release_on_diagnosis_pass = true;  // a passing diagnosis clears the device
 };
 PolicyConfig default_policy();
 
 // One configured source: its type's settings. Each settings type has `name` and `==` (a reload
 // keeps a running source whose settings are equal, with its partial lines and positions).
-using SourceConfig = std::variant<FileSourceConfig>;
+using SourceConfig = std::variant<FileSourceConfig, KmsgSourceConfig, OverflowDumpSourceConfig>;
 const std::string& source_name(const SourceConfig& source);
 
 struct Config {
@@ -55,7 +64,7 @@ struct Config {
   std::string log_level = "info";
   std::vector<std::string> include{"/etc/faultd/rules.d/*.yaml"};
   std::string mindcluster_fault_codes;  // catalogue path, empty: none
-  std::vector<SourceConfig> sources;  // in config order
+  std::vector<SourceConfig> sources;    // in config order
   std::map<std::string, ActionConfig> actions;
   PolicyConfig policy = default_policy();
   Duration position_save_interval = std::chrono::seconds(1);

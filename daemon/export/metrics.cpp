@@ -57,7 +57,12 @@ std::string code_label(const std::string& code) {
 // faultd_device_state: one series per device and state, exactly one of them 1.
 class Metrics::DeviceStates final : public pm::Collectable {
  public:
-  void set(std::map<std::string, DeviceState> states) {
+  struct Snapshot {
+    DeviceState state = DeviceState::Healthy;
+    bool repair = false;
+    bool acked = false;
+  };
+  void set(std::map<std::string, Snapshot> states) {
     std::lock_guard lock(mu_);
     states_ = std::move(states);
   }
@@ -65,20 +70,31 @@ class Metrics::DeviceStates final : public pm::Collectable {
     auto f = family("faultd_device_state",
                     "Device state: 1 for the state the device is in, 0 for the others.",
                     pm::MetricType::Gauge);
+    auto repair =
+        family("faultd_device_repair",
+               "1 when a diagnosis found the device faulty: it stays isolated for repair.",
+               pm::MetricType::Gauge);
+    auto acked = family("faultd_device_acknowledged",
+                        "1 when an operator acknowledged the device's current incident.",
+                        pm::MetricType::Gauge);
     std::lock_guard lock(mu_);
-    for (const auto& [device, state] : states_) {
+    for (const auto& [device, snap] : states_) {
       for (int i = 0; i < kDeviceStateCount; ++i) {
         const auto s = static_cast<DeviceState>(i);
         f.metric.push_back(sample({{"device", device}, {"state", std::string(to_string(s))}},
-                                  s == state ? 1.0 : 0.0, pm::MetricType::Gauge));
+                                  s == snap.state ? 1.0 : 0.0, pm::MetricType::Gauge));
       }
+      repair.metric.push_back(
+          sample({{"device", device}}, snap.repair ? 1.0 : 0.0, pm::MetricType::Gauge));
+      acked.metric.push_back(
+          sample({{"device", device}}, snap.acked ? 1.0 : 0.0, pm::MetricType::Gauge));
     }
-    return {std::move(f)};
+    return {std::move(f), std::move(repair), std::move(acked)};
   }
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, DeviceState> states_;
+  std::map<std::string, Snapshot> states_;
 };
 
 // Per-source self-health, read from each source's atomics at scrape time: a dead collector
@@ -208,6 +224,32 @@ Metrics::Metrics()
                            .Help("Automatic isolations still allowed in the current window.")
                            .Register(r)
                            .Add({});
+  grouped_ = &pm::BuildCounter()
+                  .Name("faultd_findings_grouped_total")
+                  .Help("Findings counted into an open incident instead of opening one.")
+                  .Register(r);
+  shadow_ = &pm::BuildCounter()
+                 .Name("faultd_shadow_findings_total")
+                 .Help("Findings of rules in shadow mode: recorded, nothing done.")
+                 .Register(r);
+  storms_ = &pm::BuildCounter()
+                 .Name("faultd_storms_total")
+                 .Help("Node-level storms: the same fault on most devices at once (no isolation).")
+                 .Register(r);
+  escalations_ = &pm::BuildCounter()
+                      .Name("faultd_escalations_total")
+                      .Help("Incidents raised to a more severe level by frequency or duration.")
+                      .Register(r);
+  incidents_open_ = &pm::BuildGauge()
+                         .Name("faultd_incidents_open")
+                         .Help("Open incidents on this node.")
+                         .Register(r)
+                         .Add({});
+  verdicts_ = &pm::BuildCounter()
+                   .Name("faultd_diagnosis_verdicts_total")
+                   .Help("Diagnosis results: passed, faulty, unavailable.")
+                   .Register(r);
+  for (const char* v : {"passed", "faulty", "unavailable"}) verdicts_->Add({{"verdict", v}});
   budget_exhausted_ =
       &pm::BuildGauge()
            .Name("faultd_isolation_budget_exhausted")
@@ -255,9 +297,28 @@ void Metrics::on_finding(const Finding& f, TimePoint committed) {
   }
 }
 
+void Metrics::on_grouped(const Finding& f) { grouped_->Add({{"rule", f.rule}}).Increment(); }
+
+void Metrics::on_shadow(const Finding& f) {
+  shadow_->Add({{"rule", f.rule}}).Increment();
+  rule_matches_->Add({{"rule", f.rule}}).Increment();
+}
+
+void Metrics::on_storm(const std::string& rule) { storms_->Add({{"rule", rule}}).Increment(); }
+
+void Metrics::on_escalation(FaultLevel to) {
+  escalations_->Add({{"level", std::string(to_string(to))}}).Increment();
+}
+
+void Metrics::on_incidents_open(size_t open) { incidents_open_->Set(static_cast<double>(open)); }
+
+void Metrics::on_verdict(const std::string& verdict) {
+  verdicts_->Add({{"verdict", verdict}}).Increment();
+}
+
 void Metrics::on_device_states(const std::map<std::string, DeviceRecord>& devices) {
-  std::map<std::string, DeviceState> states;
-  for (const auto& [id, d] : devices) states[id] = d.state;
+  std::map<std::string, DeviceStates::Snapshot> states;
+  for (const auto& [id, d] : devices) states[id] = {d.state, d.verdict == "faulty", d.acked};
   device_states_->set(std::move(states));
 }
 

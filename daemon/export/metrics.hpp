@@ -45,6 +45,14 @@ class Metrics {
   // A rule set came into force: rule counters created at 0, rules_loaded and build_info set.
   void on_rules(const std::vector<std::string>& rule_ids, const std::string& ruleset_sha256);
   void on_finding(const Finding& f, TimePoint committed);
+  // The fault lifecycle: a finding counted into an open incident, a shadow rule's finding, a
+  // node-level storm, an escalation, the open incidents, a diagnosis verdict.
+  void on_grouped(const Finding& f);
+  void on_shadow(const Finding& f);
+  void on_storm(const std::string& rule);
+  void on_escalation(FaultLevel to);
+  void on_incidents_open(size_t open);
+  void on_verdict(const std::string& verdict);
   void on_device_states(const std::map<std::string, DeviceRecord>& devices);
   // The configured actions: their result counters are created at 0.
   void on_actions_configured(const std::vector<std::string>& actions);
@@ -84,6 +92,12 @@ class Metrics {
   prometheus::Gauge* build_info_current_ = nullptr;
   prometheus::Gauge* budget_remaining_ = nullptr;
   prometheus::Gauge* budget_exhausted_ = nullptr;
+  prometheus::Family<prometheus::Counter>* grouped_ = nullptr;
+  prometheus::Family<prometheus::Counter>* shadow_ = nullptr;
+  prometheus::Family<prometheus::Counter>* storms_ = nullptr;
+  prometheus::Family<prometheus::Counter>* escalations_ = nullptr;
+  prometheus::Family<prometheus::Counter>* verdicts_ = nullptr;
+  prometheus::Gauge* incidents_open_ = nullptr;
 };
 
 // A code as a label value: known-safe characters only, else "invalid" (never log text).

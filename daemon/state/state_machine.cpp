@@ -33,6 +33,10 @@ std::optional<Transition> StateMachine::on_finding(const Finding& f, TimePoint n
   if (d.state == DeviceState::Warning && d.fault_id != 0 && !more_severe(f.level, d.level)) {
     return std::nullopt;  // the same or a milder incident: journaled, no new transition
   }
+  if (d.fault_id != f.id) {
+    d.acked = false;  // an acknowledgement is of one incident
+    d.ack_reason.clear();
+  }
   d.fault_id = f.id;
   d.level = f.level;
   d.rule = f.rule;
@@ -57,13 +61,57 @@ std::optional<Transition> StateMachine::isolate(const std::string& device,
 std::optional<Transition> StateMachine::clear(const std::string& device, const std::string& reason,
                                               TimePoint now) {
   auto it = devices_.find(device);
-  if (it == devices_.end() || it->second.state == DeviceState::Healthy) return std::nullopt;
-  Transition t = move(it->second, DeviceState::Healthy, reason, now);
-  it->second.fault_id = 0;
-  it->second.level = FaultLevel::NotHandleFault;
-  it->second.rule.clear();
-  it->second.code.clear();
+  if (it == devices_.end()) return std::nullopt;
+  return back_to_healthy(it->second, reason, now);
+}
+
+std::optional<Transition> StateMachine::back_to_healthy(DeviceRecord& d, const std::string& reason,
+                                                        TimePoint now) {
+  if (d.state == DeviceState::Healthy) return std::nullopt;
+  Transition t = move(d, DeviceState::Healthy, reason, now);
+  d.fault_id = 0;
+  d.level = FaultLevel::NotHandleFault;
+  d.rule.clear();
+  d.code.clear();
+  d.verdict.clear();
+  d.acked = false;
+  d.ack_reason.clear();
   return t;
+}
+
+std::optional<Transition> StateMachine::recover(const std::string& device, const std::string& code,
+                                                const std::string& reason, TimePoint now) {
+  auto it = devices_.find(device);
+  if (it == devices_.end() || it->second.state != DeviceState::Warning) return std::nullopt;
+  DeviceRecord& d = it->second;
+  if (!code.empty() && code != d.code) return std::nullopt;
+  if (!recover_[static_cast<size_t>(d.level)]) return std::nullopt;
+  return back_to_healthy(d, reason, now);
+}
+
+std::optional<Transition> StateMachine::release(const std::string& device, int64_t fault_id,
+                                                const std::string& reason, TimePoint now) {
+  auto it = devices_.find(device);
+  if (it == devices_.end() || it->second.state != DeviceState::Warning ||
+      it->second.fault_id != fault_id) {
+    return std::nullopt;
+  }
+  return back_to_healthy(it->second, reason, now);
+}
+
+bool StateMachine::set_verdict(const std::string& device, const std::string& verdict) {
+  auto it = devices_.find(device);
+  if (it == devices_.end()) return false;
+  it->second.verdict = verdict;
+  return true;
+}
+
+bool StateMachine::acknowledge(const std::string& device, const std::string& reason) {
+  auto it = devices_.find(device);
+  if (it == devices_.end()) return false;
+  it->second.acked = true;
+  it->second.ack_reason = reason;
+  return true;
 }
 
 const DeviceRecord* StateMachine::find(const std::string& device) const {

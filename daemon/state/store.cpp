@@ -104,8 +104,36 @@ void migrate_to_v1(sqlite3* db, const std::string& path) {
                path, "migrate to schema 1");
 }
 
+// Incidents (grouped findings, escalations, storms) and what a diagnosis or an operator said of
+// a device.
+void migrate_to_v2(sqlite3* db, const std::string& path) {
+  sqlite::exec(db, R"sql(
+    CREATE TABLE incidents (
+      id         INTEGER PRIMARY KEY,  -- the fault journal id of its first finding
+      device     TEXT NOT NULL,        -- empty for a node-level incident
+      rule       TEXT NOT NULL,
+      code       TEXT NOT NULL,
+      level      TEXT NOT NULL,
+      base_level TEXT NOT NULL,
+      first_ms   INTEGER NOT NULL,
+      last_ms    INTEGER NOT NULL,
+      count      INTEGER NOT NULL,
+      open       INTEGER NOT NULL,
+      node_level INTEGER NOT NULL,
+      escalation TEXT NOT NULL,
+      note       TEXT NOT NULL
+    );
+    CREATE INDEX incidents_by_last ON incidents (last_ms);
+    CREATE INDEX incidents_by_device ON incidents (device, id);
+    ALTER TABLE devices ADD COLUMN verdict TEXT NOT NULL DEFAULT '';
+    ALTER TABLE devices ADD COLUMN acked INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE devices ADD COLUMN ack_reason TEXT NOT NULL DEFAULT '';
+  )sql",
+               path, "migrate to schema 2");
+}
+
 using MigrationStep = void (*)(sqlite3*, const std::string&);
-constexpr std::array<MigrationStep, 1> kMigrations = {&migrate_to_v1};
+constexpr std::array<MigrationStep, 2> kMigrations = {&migrate_to_v1, &migrate_to_v2};
 static_assert(kMigrations.size() == Store::kSchemaVersion,
               "every schema version needs exactly one migration step");
 
@@ -247,6 +275,7 @@ struct Store::Cache {
   std::optional<Statement> upsert_device;
   std::optional<Statement> insert_transition;
   std::optional<Statement> upsert_position;
+  std::optional<Statement> upsert_incident;
 
   static Statement& get(std::optional<Statement>& slot, sqlite3* db, const char* sql,
                         const std::string& path, const char* op) {
@@ -445,7 +474,10 @@ void Store::Txn::apply_transition(const Transition& t) {
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
         ON CONFLICT (device) DO UPDATE SET state = excluded.state, reason = excluded.reason,
           fault_id = excluded.fault_id, level = excluded.level, rule = excluded.rule,
-          code = excluded.code, since_ms = excluded.since_ms
+          code = excluded.code, since_ms = excluded.since_ms,
+          verdict = CASE WHEN excluded.state = 'healthy' THEN '' ELSE verdict END,
+          acked = CASE WHEN excluded.fault_id = fault_id THEN acked ELSE 0 END,
+          ack_reason = CASE WHEN excluded.fault_id = fault_id THEN ack_reason ELSE '' END
       )sql",
                                     s.path_, "update device"));
       dev->bind_text(1, t.device);
@@ -474,6 +506,48 @@ void Store::Txn::apply_transition(const Transition& t) {
     tr->bind_text(8, t.code);
     tr->bind_int(9, to_unix_ms(t.time));
     tr->run();
+  });
+}
+
+void Store::Txn::save_incident(const Incident& i) {
+  guarded("save incident", [&] {
+    Store& s = store_;
+    StatementScope st(Cache::get(s.cache_->upsert_incident, s.db_, R"sql(
+      INSERT INTO incidents (id, device, rule, code, level, base_level, first_ms, last_ms, count,
+        open, node_level, escalation, note)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+      ON CONFLICT (id) DO UPDATE SET level = excluded.level, last_ms = excluded.last_ms,
+        count = excluded.count, open = excluded.open, escalation = excluded.escalation,
+        note = excluded.note
+    )sql",
+                                 s.path_, "save incident"));
+    st->bind_int(1, i.id);
+    st->bind_text(2, i.device);
+    st->bind_text(3, i.rule);
+    st->bind_text(4, i.code);
+    st->bind_text(5, to_string(i.level));
+    st->bind_text(6, to_string(i.base_level));
+    st->bind_int(7, to_unix_ms(i.first));
+    st->bind_int(8, to_unix_ms(i.last));
+    st->bind_u64(9, i.count);
+    st->bind_int(10, i.open ? 1 : 0);
+    st->bind_int(11, i.node_level ? 1 : 0);
+    st->bind_text(12, i.escalation);
+    st->bind_text(13, i.note);
+    st->run();
+  });
+}
+
+void Store::Txn::mark_device(const DeviceRecord& d) {
+  guarded("mark device", [&] {
+    Statement st(store_.db_,
+                 "UPDATE devices SET verdict = ?2, acked = ?3, ack_reason = ?4 WHERE device = ?1",
+                 store_.path_, "mark device");
+    st.bind_text(1, d.device);
+    st.bind_text(2, d.verdict);
+    st.bind_int(3, d.acked ? 1 : 0);
+    st.bind_text(4, d.ack_reason);
+    st.step();
   });
 }
 
@@ -575,7 +649,8 @@ void Store::mark_source_seen(const std::string& source, TimePoint now) {
 
 std::vector<DeviceRecord> Store::load_devices() const {
   Statement s(db_, R"sql(
-    SELECT device, state, reason, fault_id, level, rule, code, since_ms FROM devices
+    SELECT device, state, reason, fault_id, level, rule, code, since_ms, verdict, acked,
+      ack_reason FROM devices
     ORDER BY device
   )sql",
               path_, "load devices");
@@ -590,6 +665,9 @@ std::vector<DeviceRecord> Store::load_devices() const {
     d.rule = s.text(5);
     d.code = s.text(6);
     d.since = from_unix_ms(s.int64(7));
+    d.verdict = s.text(8);
+    d.acked = s.int64(9) != 0;
+    d.ack_reason = s.text(10);
     out.push_back(std::move(d));
   }
   return out;
@@ -702,6 +780,57 @@ std::vector<ActionRecord> Store::query_actions(const std::string& device, size_t
   s.bind_int(2, sql_limit(limit));
   std::vector<ActionRecord> out;
   while (s.step()) out.push_back(read_action(s, path_));
+  return out;
+}
+
+namespace {
+
+constexpr const char* kIncidentColumns =
+    "id, device, rule, code, level, base_level, first_ms, last_ms, count, open, node_level, "
+    "escalation, note";
+
+Incident read_incident(const Statement& s, const std::string& path) {
+  Incident i;
+  i.id = s.int64(0);
+  i.device = s.text(1);
+  i.rule = s.text(2);
+  i.code = s.text(3);
+  i.level = read_level(s, 4, path);
+  i.base_level = read_level(s, 5, path);
+  i.first = from_unix_ms(s.int64(6));
+  i.last = from_unix_ms(s.int64(7));
+  i.count = s.u64(8);
+  i.open = s.int64(9) != 0;
+  i.node_level = s.int64(10) != 0;
+  i.escalation = s.text(11);
+  i.note = s.text(12);
+  return i;
+}
+
+}  // namespace
+
+std::vector<Incident> Store::load_incidents(TimePoint since) const {
+  Statement s(db_,
+              std::string("SELECT ") + kIncidentColumns +
+                  " FROM incidents WHERE open = 1 OR last_ms >= ?1 ORDER BY id",
+              path_, "load incidents");
+  s.bind_int(1, to_unix_ms(since));
+  std::vector<Incident> out;
+  while (s.step()) out.push_back(read_incident(s, path_));
+  return out;
+}
+
+std::vector<Incident> Store::query_incidents(const std::string& device, bool open_only,
+                                             size_t limit) const {
+  std::string sql = std::string("SELECT ") + kIncidentColumns + " FROM incidents WHERE 1";
+  if (!device.empty()) sql += " AND device = ?1";
+  if (open_only) sql += " AND open = 1";
+  sql += " ORDER BY id DESC LIMIT ?2";
+  Statement s(db_, sql, path_, "query incidents");
+  if (!device.empty()) s.bind_text(1, device);
+  s.bind_int(2, sql_limit(limit));
+  std::vector<Incident> out;
+  while (s.step()) out.push_back(read_incident(s, path_));
   return out;
 }
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "daemon/core/types.hpp"
+#include "daemon/state/lifecycle.hpp"
 
 struct sqlite3;
 
@@ -52,6 +53,10 @@ struct DeviceRecord {
   std::string rule;
   std::string code;
   TimePoint since{};  // time of the last transition
+  // The last diagnosis verdict while not healthy: "", "passed", "faulty" (marked for repair).
+  std::string verdict;
+  bool acked = false;  // an operator acknowledged the current incident
+  std::string ack_reason;
 };
 
 enum class ActionStatus { Pending, Running, Success, Failure, Timeout, Skipped };
@@ -81,7 +86,7 @@ struct FaultQuery {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database at `path` (the directory must exist), sets WAL mode and
   // migrates. Throws StoreError with a message naming the path and the cause (corrupt file,
@@ -109,6 +114,9 @@ class Store {
     // appends t to the transition journal.
     void apply_transition(const Transition& t);
     void save_position(const ReadPosition& p);
+    void save_incident(const Incident& i);  // insert or update by id
+    // Diagnosis verdict and acknowledgement of a device row (no transition).
+    void mark_device(const DeviceRecord& d);
     void commit();  // throws StoreError; the transaction is rolled back then
 
    private:
@@ -130,6 +138,11 @@ class Store {
   void mark_source_seen(const std::string& source, TimePoint now);
 
   std::vector<DeviceRecord> load_devices() const;
+  // Open incidents and those whose last finding is at or after `since` (for escalation windows).
+  std::vector<Incident> load_incidents(TimePoint since) const;
+  // Newest first; `device` empty: all; `open_only`: only open ones.
+  std::vector<Incident> query_incidents(const std::string& device, bool open_only,
+                                        size_t limit) const;
   std::vector<Finding> query_faults(const FaultQuery& q) const;  // newest (by time) first
   std::optional<Finding> find_fault(int64_t id) const;
   // Newest (by journal order) first; `device` empty: all devices.

@@ -184,10 +184,17 @@ def check_contents(args, check, entries):
     shipped = sorted(p.rsplit("/", 1)[1] for p in entries if p.startswith("/etc/faultd/rules.d/")
                      and entries[p][0].startswith("-"))
     check(packs and shipped == packs, "every rule pack of the source tree is shipped (%s)" % shipped)
-    hooks = sorted(os.listdir(os.path.join(src, "hooks")))
-    for hook in hooks:
-        mode = entries.get("/etc/faultd/hooks/" + hook, ("",))[0]
-        check(mode == "-rwxr-xr-x", "hook %s is shipped executable (%s)" % (hook, mode))
+    # Hooks are shipped executable; their shared library and config files are not.
+    hooks_src = os.path.join(src, "hooks")
+    for dirpath, _, files in os.walk(hooks_src):
+        for name in files:
+            if "__pycache__" in dirpath:
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, hooks_src)
+            want = "-rwxr-xr-x" if os.access(path, os.X_OK) else "-rw-r--r--"
+            mode = entries.get("/etc/faultd/hooks/" + rel, ("",))[0]
+            check(mode == want, "hook file %s is shipped with mode %s (%s)" % (rel, want, mode))
     for doc in ("README.md", "hooks.md", "operations.md"):
         check("/usr/share/doc/faultd/" + doc in entries, "/usr/share/doc/faultd/%s is shipped" % doc)
     outside = [p for p in entries if not (p.startswith("/usr/") or p.startswith("/etc/")

@@ -826,6 +826,72 @@ an unknown future Xid 1790 (other); and look-alikes: the "GPU at PCI:...: GPU-<u
 precedes the first Xid, gpud's non-numeric "NVRM: Xid error: xyz", an Xid number in prose.
 tests/unit/rules_packs_nvidia_test.cpp checks every number 0-999 against the table.""")
 
+# The kernel log as the other collectors write it: journalctl -k in its short, short-iso and
+# short-precise forms, rsyslog's /var/log/kern.log (traditional and RFC 3339) and
+# /var/log/messages. The shipped Xid and heartbeat rules anchor nothing at the line start, so
+# each prefix must leave the match (and the device) unchanged.
+write_case("kernel-log-forms", "kernel-log", "/var/log/kern.log", None,
+    mix(KERNEL_NOISE, 50, [
+        # composed: each prefix before a quoted message (log-formats.md §10 Xid 79; §8 the
+        # 0x40F84E00 heartbeat example)
+        ("Jan 21 04:41:44 gpu-node-a kernel: NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+         [(XSEP, "0000:05:00", SEP, "XID79")]),
+        ("2025-01-21T04:41:44+0000 gpu-node-a kernel: NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+         [(XSEP, "0000:05:00", SEP, "XID79")]),
+        ("2025-01-21T04:41:44+00:00 gpu-node-a kernel: NVRM: Xid (PCI:0000:44:00): 48, pid=1850, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.",
+         [(XRST, "0000:44:00", RNPU, "XID48")]),
+        ("Jan 21 04:41:44.283302 gpu-node-a kernel: NVRM: Xid (PCI:0000:38:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 9, TPC 1, SM 1): Out Of Range Address",
+         [(XAPP, "0000:38:00", NOT, "XID13")]),
+        ("2025-01-21T04:41:44.283302+00:00 gpu-node-a kernel: [ 1126.635824] NVRM: Xid (PCI:0000:3b:00): 63, pid=12345, name=python, Row Remapper: New row marked for remapping, reset gpu to activate",
+         [(XRST, "0000:3b:00", RNPU, "XID63")]),
+        ("Jan 21 04:41:45 npu-node-7 kernel: [ascend] [ERROR] [drv_soft_fault] [heart_beat_judge 318] <kworker/5:1H:39365> Heartbeat lost! (device=1; old_count=1104; ...)",
+         [(DHB, "1", RNPU, "40F84E00")]),
+        ("2025-01-21T04:41:45+0800 npu-node-7 kernel: [ascend] [ERROR] [drv_soft_fault] [heart_beat_judge 318] <kworker/5:1H:39365> Heartbeat lost! (device=3; old_count=1104; ...)",
+         [(DHB, "3", RNPU, "40F84E00")]),
+        ("2025-01-21T04:41:45.123456+08:00 npu-node-7 kernel: [251681.794072] [ascend] [ERROR] [drv_soft_fault] [heart_beat_judge 318] <kworker/5:1H:39365> Heartbeat lost! (device=5; old_count=77;",
+         [(DHB, "5", RNPU, "40F84E00")]),
+        # journald's "-- Boot <id> --" separator and a kernel line of another driver: no match
+        none("-- Boot 5f2f8b1f2a5d4c2a9d1f0f6c1f1a2b3c --"),
+        none("Jan 21 04:41:46 npu-node-7 kernel: [ascend] [INFO] [drv_soft_fault] [heart_beat_judge 300] <kworker/5:1H:39365> Heartbeat lost count reset (device=1; old_count=0;"),
+    ], rng),
+    note="""
+The kernel log as journald and syslog write it, for the file source: journalctl -k (short:
+"Jan 21 04:41:44 host kernel: "; short-iso: "2025-01-21T04:41:44+0000 host kernel: ", newer
+systemd "+00:00"; short-precise: "Jan 21 04:41:44.283302 host kernel: "), rsyslog's
+/var/log/kern.log and /var/log/messages (traditional, or RFC 3339 with microseconds, sometimes
+followed by the dmesg time).
+Composed: those prefixes (systemd journalctl(1) output modes, rsyslog's
+RSYSLOG_TraditionalFileFormat and RSYSLOG_FileFormat) before quoted messages: Xid 79
+(log-formats.md §10), Xid 13 and 63 (gpud testdata, ml-engineering), the host driver's
+heartbeat loss (log-formats.md §8). Constructed: the Xid 48 DBE detail text; journald's boot
+separator and the heartbeat counter reset INFO line (no match).""")
+
+write_case("kmsg-records", "kernel", "/dev/kmsg", None,
+    mix(["<6>[%5d.%06d] nvidia 0000:05:00.0: Enabling HDA controller",
+         "<4>[%5d.%06d] clocksource: Long readout interval, skipping watchdog check",
+         "<12>[%5d.%06d] systemd[1]: Started Session %d of User root."], 40, [
+        # composed: what the kmsg source hands the rules for a record "prio,seq,usec,flags;msg":
+        # "<prio>[%5lu.%06lu] msg" (collectors/kmsg/kmsg_source.hpp), with quoted messages
+        ("<4>[ 1126.635824] NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+         [(XSEP, "0000:05:00", SEP, "XID79")]),
+        ("<4>[    8.000001] NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+         [(XNN, "0018:01:00", NOT, "XID145")]),
+        ("<3>[251681.794072] [ascend] [ERROR] [drv_soft_fault] [heart_beat_judge 318] <kworker/5:1H:39365> Heartbeat lost! (device=2; old_count=77;",
+         [(DHB, "2", RNPU, "40F84E00")]),
+        ("<4>[ 2000.000000] NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 322227881 heartbeat 0 heartbeatWithOffsetMs 318098841 diff 4129040 timeout 5200",
+         [(GHB, "GPU6", RNPU, "")]),
+        # the driver's module loading line at error priority: no match
+        none("<3>[    8.108512] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023"),
+    ], rng),
+    note="""
+The line form the kmsg source hands to the rules: "<prio>[ seconds.micros] message", the
+/dev/kmsg or pstore prefix of log-formats.md §10 (seconds right-aligned in 5 columns; <12> is
+a user-space record written to /dev/kmsg).
+Composed: that prefix before quoted messages: Xid 79 (gpud kmsg_test.go), Xid 145 Nonfatal
+(log-formats.md §10), the host driver's heartbeat loss (log-formats.md §8), the GSP heartbeat
+timeout (ublue-os/bazzite#4449, for GPU6); the module loading line at <3> does not match.""")
+
+
 
 # ---- etc/faultd/rules.d/ascend-npu-health.yaml
 HF, HR = "ascend.npu-smi.health-fault", "ascend.npu-smi.health-recovered"

@@ -104,7 +104,7 @@ metrics: 5
 sources:
   - { name: plog, paths: ["x-*.log"], scan_interval: 5 parsecs }
   - { name: plog, paths: ["y.log"], path_fields: '(?P<device>\d+' }
-  - { name: k, type: kmsg }
+  - { name: k, type: kmsg, colour: red }
   - { name: z, type: journal }
 actions:
   resume: { argv: [/bin/true], after: isolat }
@@ -124,7 +124,7 @@ include: ["missing.yaml"]
   CHECK_THAT(errors, Catch::Contains(f + ":5:54: 'scan_interval' must be a duration"));
   CHECK_THAT(errors, Catch::Contains(f + ":6:13: duplicate source name 'plog'"));
   CHECK_THAT(errors, Catch::Contains(f + ":6:50: invalid RE2 in path_fields"));
-  CHECK_THAT(errors, Catch::Contains(f + ":7:22: source type 'kmsg' is not available"));
+  CHECK_THAT(errors, Catch::Contains(f + ":7:29: unknown key 'colour'"));
   CHECK_THAT(errors, Catch::Contains(f + ":8:22: unknown source type 'journal'"));
   CHECK_THAT(errors, Catch::Contains("runs after unknown action 'isolat'"));
   CHECK_THAT(errors, Catch::Contains("is part of an 'after' cycle"));

@@ -105,7 +105,7 @@ TEST_CASE("parse: unknown keys are reported where they are", "[rules][parse]") {
     colour: red
 )",
                     "t.yaml:4:5: unknown key 'colour' in rule (allowed: id, description, sources, "
-                    "match, device, fault, recovery)");
+                    "match, device, fault, mode, recovery)");
   require_one_error(R"(rules:
   - id: a
     match:

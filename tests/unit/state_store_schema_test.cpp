@@ -89,14 +89,14 @@ TEST_CASE("an empty (version 0) file is migrated in place", "[state][schema]") {
   }
   {
     Store store(path);
-    CHECK(store.schema_version() == 1);
+    CHECK(store.schema_version() == Store::kSchemaVersion);
     Finding f = sample_finding(10);
     Store::Txn txn(store);
     CHECK(txn.insert_finding(f));
     txn.commit();
   }
   RawDb raw(path);
-  CHECK(raw.scalar("PRAGMA user_version") == "1");
+  CHECK(raw.scalar("PRAGMA user_version") == std::to_string(Store::kSchemaVersion));
   CHECK(raw.scalar("SELECT count(*) FROM faults") == "1");
   // Reopening a current database runs no step again (its CREATE TABLEs would fail).
   Store again(path);

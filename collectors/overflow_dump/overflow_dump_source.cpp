@@ -1,0 +1,320 @@
+#include "collectors/overflow_dump/overflow_dump_source.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "collectors/file/glob.hpp"
+#include "collectors/file/inotify_watch.hpp"
+
+namespace faultd {
+namespace {
+
+using overflow::DumpDecode;
+using overflow::DumpPath;
+
+using FileKey = std::pair<uint64_t, uint64_t>;  // (dev, ino)
+
+uint64_t name_fingerprint(std::string_view name) {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a: stable across builds
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string dir_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// The root as a glob prefix: its own metacharacters escaped.
+std::string escape_glob(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+bool is_permission_error(int err) { return err == EACCES || err == EPERM; }
+
+enum class ReadResult { Ok, TooBig, Failed };
+
+ReadResult read_small_file(const std::string& path, size_t cap, std::string& out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return ReadResult::Failed;
+  out.clear();
+  char buf[16 * 1024];
+  ReadResult result = ReadResult::Ok;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      result = ReadResult::Failed;
+      break;
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > cap) {
+      result = ReadResult::TooBig;
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return result;
+}
+
+}  // namespace
+
+std::string format_dump_record(const DumpPath& dump, const std::string& path,
+                               const DumpDecode* decoded, bool undecoded) {
+  std::string line = "overflow dump: device=" + dump.device + " model=" + dump.model_id;
+  if (!dump.model_name.empty()) line += " model_name=" + dump.model_name;
+  line += " iteration=" + std::to_string(dump.iteration) + " task=" + std::to_string(dump.task_id);
+  if (dump.stream_id) line += " stream=" + std::to_string(*dump.stream_id);
+  line += " timestamp=" + std::to_string(dump.timestamp);
+  if (decoded != nullptr) {
+    const auto errors = decoded->errors();
+    if (errors.empty()) line += " overflow=none";
+    for (const auto* r : errors) {
+      line += " overflow=" + std::string(overflow::short_name(r->kind)) +
+              " status=" + std::to_string(r->decoded.status) + " cause=" + r->decoded.cause_codes();
+    }
+  } else if (undecoded) {
+    line += " overflow=undecoded";
+  }
+  line += " file=";
+  // One record is one line: a newline in a path must not split it.
+  for (char c : path) line += c == '\n' || c == '\r' ? '?' : c;
+  return line;
+}
+
+struct OverflowDumpSource::Impl {
+  OverflowDumpSourceConfig config;
+  PositionLookup lookup;
+  SourceStats stats;
+  InotifyWatch inotify;
+  bool rescan_wanted = true;
+  TimePoint last_scan{};
+  // Committed (or deliberately skipped) files: identity -> the position to report.
+  std::map<FileKey, ReadPosition> known;
+  // Paths counted as not fitting a layout, so each is counted once.
+  std::set<std::string> refused_paths;
+  std::set<std::string> error_episodes, error_episodes_next;
+
+  void note_episode(const std::string& key, SourceErrorKind kind) {
+    if (error_episodes.count(key) == 0) stats.count_error(kind);
+    error_episodes_next.insert(key);
+  }
+
+  std::vector<std::string> walk() {
+    glob::WalkCallbacks callbacks;
+    std::set<std::string> watched;
+    callbacks.on_dir = [&](const std::string& dir) {
+      if (inotify.fd() < 0 || !watched.insert(dir).second) return;
+      const int err = inotify.watch(dir);
+      if (err != 0 && err != ENOENT && err != ENOTDIR)
+        note_episode("watch:" + dir, SourceErrorKind::Read);
+    };
+    callbacks.on_error = [&](const std::string& dir, int err) {
+      note_episode("glob:" + dir,
+                   is_permission_error(err) ? SourceErrorKind::Permission : SourceErrorKind::Glob);
+    };
+    inotify.begin_generation();
+    auto paths = glob::expand(escape_glob(config.root) + "/**/*", callbacks);
+    inotify.end_generation();
+    return paths;
+  }
+
+  // The companion JSON of a dump, if one is beside it: "<dump>.output.N.json" or "<dump>.json".
+  std::vector<std::string> companions(const std::string& path) {
+    std::vector<std::string> out;
+    const std::string dir = dir_name(path);
+    const std::string base = base_name(path);
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return out;
+    while (dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.size() <= base.size() || name.compare(0, base.size(), base) != 0) continue;
+      auto parsed = overflow::parse_dump_path(dir + "/" + name);
+      if (parsed && parsed->is_json && parsed->dump_name == base) out.push_back(dir + "/" + name);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  struct Decoded {
+    std::optional<DumpDecode> decode;
+    bool undecoded = false;
+    bool wait = false;  // not parseable yet, but may still be being written
+  };
+
+  Decoded decode_json(const std::string& path, TimePoint now) {
+    Decoded d;
+    std::string text;
+    const auto rr = read_small_file(path, config.max_json_bytes, text);
+    std::string error;
+    if (rr == ReadResult::Ok) d.decode = overflow::parse_dump_json(text, error);
+    if (d.decode) return d;
+    struct stat st {};
+    const bool settled = rr == ReadResult::TooBig || ::stat(path.c_str(), &st) != 0 ||
+                         SystemClock::from_time_t(st.st_mtime) + config.settle <= now;
+    if (!settled) {
+      d.wait = true;
+      return d;
+    }
+    stats.count_error(SourceErrorKind::Parse);
+    d.undecoded = true;
+    return d;
+  }
+
+  bool poll(TimePoint now, ChunkSink& sink) {
+    if (inotify.drain()) rescan_wanted = true;
+    if (!rescan_wanted && now - last_scan < config.scan_interval) return false;
+    rescan_wanted = false;
+    last_scan = now;
+
+    std::map<FileKey, ReadPosition> still_there;
+    size_t handed = 0;
+    bool more = false;
+    for (const std::string& path : walk()) {
+      const std::string base = base_name(path);
+      if (!overflow::has_dump_prefix(base)) continue;
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0) {
+        const int err = errno;
+        if (err != ENOENT) {
+          note_episode("stat:" + path, is_permission_error(err) ? SourceErrorKind::Permission
+                                                                : SourceErrorKind::Read);
+        }
+        continue;
+      }
+      const FileKey key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+      const uint64_t fingerprint = name_fingerprint(base);
+      if (auto it = known.find(key); it != known.end()) {
+        if (it->second.identity.fingerprint == fingerprint) {
+          still_there.insert(*it);
+          continue;
+        }
+      }
+      ReadPosition pos;
+      pos.source = config.name;
+      pos.path = path;
+      pos.identity = {key.first, key.second, fingerprint, 0};
+      pos.offset = 1;
+      pos.line = 1;
+      if (lookup) {
+        auto stored = lookup(config.name, key.first, key.second);
+        if (stored && stored->offset >= 1 && stored->identity.fingerprint == fingerprint) {
+          still_there[key] = pos;  // handed out before a restart
+          continue;
+        }
+      }
+      auto dump = overflow::parse_dump_path(path);
+      if (!dump) {
+        if (refused_paths.insert(path).second) stats.count_error(SourceErrorKind::Parse);
+        continue;
+      }
+      if (handed >= config.max_files_per_poll) {
+        more = true;
+        rescan_wanted = true;
+        continue;
+      }
+      Decoded decoded;
+      if (dump->is_json) {
+        struct stat dump_st {};
+        if (::stat((dir_name(path) + "/" + dump->dump_name).c_str(), &dump_st) == 0) {
+          still_there[key] = pos;  // the dump beside it is the record
+          continue;
+        }
+        decoded = decode_json(path, now);
+      } else {
+        for (const auto& companion : companions(path)) {
+          decoded = decode_json(companion, now);
+          if (decoded.decode || decoded.wait) break;
+        }
+      }
+      if (decoded.wait) continue;  // looked at again at the next scan
+      const std::string line =
+          format_dump_record(*dump, path, decoded.decode ? &*decoded.decode : nullptr,
+                             decoded.undecoded) +
+          "\n";
+      Chunk c;
+      c.source = config.name;
+      c.path = path;
+      c.identity = pos.identity;
+      c.start_offset = 0;
+      c.end_offset = 1;
+      c.first_line = 1;
+      c.end_line = 1;
+      c.data = line;
+      c.noticed = now;
+      if (!sink.on_chunk(c)) {
+        stats.count_error(SourceErrorKind::Commit);
+        rescan_wanted = true;  // offered again at the next poll
+        // Keep what is known, including files not reached in this walk.
+        for (auto& [k, p] : known) still_there.insert({k, p});
+        break;
+      }
+      ++handed;
+      stats.lines.fetch_add(1, std::memory_order_relaxed);
+      stats.bytes.fetch_add(line.size(), std::memory_order_relaxed);
+      still_there[key] = pos;
+    }
+    known.swap(still_there);
+    error_episodes.swap(error_episodes_next);
+    error_episodes_next.clear();
+    stats.files.store(known.size(), std::memory_order_relaxed);
+    return more;
+  }
+};
+
+OverflowDumpSource::OverflowDumpSource(OverflowDumpSourceConfig config, PositionLookup lookup)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->config = std::move(config);
+  impl_->lookup = std::move(lookup);
+}
+
+OverflowDumpSource::~OverflowDumpSource() = default;
+
+const std::string& OverflowDumpSource::name() const { return impl_->config.name; }
+
+bool OverflowDumpSource::poll_once(TimePoint now, ChunkSink& sink) {
+  return impl_->poll(now, sink);
+}
+
+Duration OverflowDumpSource::poll_interval() const { return impl_->config.scan_interval; }
+
+int OverflowDumpSource::wake_fd() const { return impl_->inotify.fd(); }
+
+void OverflowDumpSource::drain_wake_fd() {
+  if (impl_->inotify.drain()) impl_->rescan_wanted = true;
+}
+
+std::vector<ReadPosition> OverflowDumpSource::positions() const {
+  std::vector<ReadPosition> out;
+  out.reserve(impl_->known.size());
+  for (const auto& [key, pos] : impl_->known) out.push_back(pos);
+  return out;
+}
+
+SourceStats& OverflowDumpSource::stats() { return impl_->stats; }
+
+}  // namespace faultd

@@ -1,0 +1,285 @@
+#include "daemon/state/lifecycle.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace faultd {
+namespace {
+
+// Closed incidents are kept only as long as some frequency window can still count them, and
+// never more than this many, so a flood of distinct signatures cannot grow memory without bound.
+constexpr size_t kMaxKeptIncidents = 20000;
+
+std::string seconds_text(Duration d) {
+  return format_duration(std::chrono::duration_cast<std::chrono::seconds>(d));
+}
+
+}  // namespace
+
+std::string signature_of(const std::string& rule, const std::string& code) {
+  return code.empty() ? rule : rule + "/" + code;
+}
+
+void Lifecycle::configure(LifecycleSettings settings) { settings_ = std::move(settings); }
+
+void Lifecycle::load(const std::vector<Incident>& incidents) {
+  incidents_.clear();
+  open_.clear();
+  storms_.clear();
+  dirty_.clear();
+  for (const auto& i : incidents) {
+    incidents_[i.id] = i;
+    if (!i.device.empty()) devices_seen_.insert(i.device);
+    if (i.open && !i.node_level) open_[Key{i.device, i.rule, i.code}] = i.id;
+  }
+}
+
+const FrequencyEscalation* Lifecycle::frequency_for(const Finding& f) const {
+  for (const auto& e : settings_.frequency) {
+    if ((!f.code.empty() && e.codes.count(f.code)) || e.rules.count(f.rule)) return &e;
+  }
+  return nullptr;
+}
+
+void Lifecycle::mark_dirty(int64_t id) { dirty_.insert(id); }
+
+// Closes incidents whose last finding is older than the TTL and forgets closed ones that no
+// window can count any more.
+void Lifecycle::expire(TimePoint now) {
+  Duration keep = settings_.incident_ttl;
+  for (const auto& e : settings_.frequency) keep = std::max({keep, e.window, e.release});
+  for (auto it = open_.begin(); it != open_.end();) {
+    Incident& i = incidents_[it->second];
+    if (now - i.last >= settings_.incident_ttl) {
+      i.open = false;
+      mark_dirty(i.id);
+      it = open_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = incidents_.begin(); it != incidents_.end();) {
+    const bool old = !it->second.open && now - it->second.last > keep;
+    const bool crowded = incidents_.size() > kMaxKeptIncidents && !it->second.open;
+    it = (old || crowded) ? incidents_.erase(it) : std::next(it);
+  }
+}
+
+bool Lifecycle::storm_check(const Finding& f, TimePoint now, Decision& d) {
+  auto& w = storms_[signature_of(f.rule, f.code)];
+  if (w.active && now - w.last > settings_.storm.window) w.active = false;
+  for (auto it = w.devices.begin(); it != w.devices.end();) {
+    it = now - it->second > settings_.storm.window ? w.devices.erase(it) : std::next(it);
+  }
+  w.devices[f.device] = now;
+  const int devices =
+      std::max(settings_.storm.node_devices, static_cast<int>(devices_seen_.size()));
+  const int threshold = std::max(
+      settings_.storm.min_devices,
+      static_cast<int>(std::ceil(settings_.storm.fraction * static_cast<double>(devices))));
+  if (!w.active && static_cast<int>(w.devices.size()) < threshold) return false;
+  d.kind = Kind::Storm;
+  d.level = f.level;
+  if (!w.active) {
+    w.active = true;
+    Incident storm;
+    storm.rule = f.rule;
+    storm.code = f.code;
+    storm.level = storm.base_level = f.level;
+    storm.first = storm.last = now;
+    storm.count = 0;
+    storm.node_level = true;
+    std::string list;
+    for (const auto& [dev, t] : w.devices) list += (list.empty() ? "" : ",") + dev;
+    storm.note = "the same fault on " + std::to_string(w.devices.size()) + " devices (" + list +
+                 ") within " + seconds_text(settings_.storm.window) +
+                 ": a software or data problem, no device is isolated for it";
+    d.storm_started = std::move(storm);
+  } else if (auto it = incidents_.find(w.incident); it != incidents_.end()) {
+    it->second.count++;
+    it->second.last = now;
+    d.incident = w.incident;
+    mark_dirty(w.incident);
+  }
+  w.last = now;
+  return true;
+}
+
+Lifecycle::Decision Lifecycle::decide(const Finding& f, TimePoint now) {
+  Decision d;
+  d.level = f.level;
+  if (settings_.shadow_rules.count(f.rule)) {
+    d.kind = Kind::Shadow;
+    return d;
+  }
+  if (f.device.empty()) {
+    d.kind = Kind::NoDevice;
+    return d;
+  }
+  devices_seen_.insert(f.device);
+  if (f.recovery) {
+    d.kind = Kind::Recovery;
+    for (auto it = open_.begin(); it != open_.end();) {
+      const bool match =
+          it->first.device == f.device && (f.code.empty() || it->first.code == f.code);
+      if (!match) {
+        ++it;
+        continue;
+      }
+      Incident& i = incidents_[it->second];
+      i.open = false;
+      i.last = now;
+      mark_dirty(i.id);
+      d.closed.push_back(i.id);
+      it = open_.erase(it);
+    }
+    return d;
+  }
+  if (storm_check(f, now, d)) return d;
+  auto it = open_.find(Key{f.device, f.rule, f.code});
+  if (it != open_.end() && now - incidents_[it->second].last >= settings_.incident_ttl) {
+    incidents_[it->second].open = false;  // the TTL passed: this is a new occurrence
+    mark_dirty(it->second);
+    open_.erase(it);
+    it = open_.end();
+  }
+  if (it != open_.end()) {
+    Incident& i = incidents_[it->second];
+    i.count++;
+    i.last = now;
+    mark_dirty(i.id);
+    d.kind = Kind::Grouped;
+    d.incident = i.id;
+    d.level = i.level;
+    return d;
+  }
+  d.kind = Kind::NewIncident;
+  if (const auto* e = frequency_for(f)) {
+    const auto index = static_cast<size_t>(e - settings_.frequency.data());
+    TimePoint since = now - e->window;
+    if (auto r = released_.find(f.device + "\n" + std::to_string(index)); r != released_.end()) {
+      since = std::max(since, r->second);
+    }
+    int occurrences = 1;  // this one
+    for (const auto& [id, i] : incidents_) {
+      const bool same =
+          i.device == f.device && !i.node_level &&
+          ((!f.code.empty() && i.code == f.code) || (f.code.empty() && i.rule == f.rule));
+      if (same && i.first > since) ++occurrences;
+    }
+    if (occurrences >= e->times && more_severe(e->to, d.level)) {
+      d.level = e->to;
+      d.escalation = std::to_string(occurrences) + " occurrences within " +
+                     seconds_text(e->window) + " raise " + std::string(to_string(f.level)) +
+                     " to " + std::string(to_string(e->to));
+    }
+  }
+  return d;
+}
+
+void Lifecycle::opened(const Finding& f, const Decision& d) {
+  Incident i;
+  i.id = f.id;
+  i.device = f.device;
+  i.rule = f.rule;
+  i.code = f.code;
+  i.level = d.level;
+  i.base_level = f.level;
+  i.first = i.last = f.time;
+  i.escalation = d.escalation;
+  incidents_[i.id] = i;
+  open_[Key{i.device, i.rule, i.code}] = i.id;
+  mark_dirty(i.id);
+}
+
+void Lifecycle::storm_recorded(const Finding& f, const Incident& incident) {
+  auto& w = storms_[signature_of(f.rule, f.code)];
+  w.incident = incident.id;
+  incidents_[incident.id] = incident;
+  mark_dirty(incident.id);
+}
+
+std::vector<Incident> Lifecycle::tick(TimePoint now) {
+  expire(now);
+  std::vector<Incident> changed;
+  for (auto& [key, id] : open_) {
+    Incident& i = incidents_[id];
+    for (const auto& e : settings_.duration) {
+      if (!e.codes.count(i.code) || !more_severe(e.to, i.level)) continue;
+      if (now - i.first < e.fault_timeout) continue;
+      i.level = e.to;
+      i.escalation = "open for " + seconds_text(now - i.first) + " (fault timeout " +
+                     seconds_text(e.fault_timeout) + ") raises it to " +
+                     std::string(to_string(e.to));
+      mark_dirty(i.id);
+      changed.push_back(i);
+    }
+  }
+  // Release: an escalated incident with no new occurrence for the release window.
+  for (size_t index = 0; index < settings_.frequency.size(); ++index) {
+    const auto& e = settings_.frequency[index];
+    const Duration release = e.release > Duration{0} ? e.release : e.window;
+    for (auto it = open_.begin(); it != open_.end();) {
+      Incident& i = incidents_[it->second];
+      const bool covered = e.codes.count(i.code) || e.rules.count(i.rule);
+      if (!covered || i.escalation.empty() || now - i.last < release) {
+        ++it;
+        continue;
+      }
+      i.open = false;
+      i.note = "released: no occurrence for " + seconds_text(release);
+      released_[i.device + "\n" + std::to_string(index)] = now;
+      mark_dirty(i.id);
+      changed.push_back(i);
+      it = open_.erase(it);
+    }
+  }
+  for (auto& [sig, w] : storms_) {
+    if (!w.active || now - w.last <= settings_.storm.window) continue;
+    w.active = false;
+    if (auto it = incidents_.find(w.incident); it != incidents_.end()) {
+      it->second.open = false;
+      mark_dirty(it->second.id);
+    }
+  }
+  std::erase_if(storms_, [&](const auto& kv) {
+    return !kv.second.active && (kv.second.devices.empty() ||
+                                 now - std::max_element(
+                                           kv.second.devices.begin(), kv.second.devices.end(),
+                                           [](const auto& a, const auto& b) {
+                                             return a.second < b.second;
+                                           })->second >
+                                     settings_.storm.window);
+  });
+  return changed;
+}
+
+std::vector<Incident> Lifecycle::take_dirty() {
+  std::vector<Incident> out;
+  for (int64_t id : dirty_) {
+    if (auto it = incidents_.find(id); it != incidents_.end() && id != 0) out.push_back(it->second);
+  }
+  dirty_.clear();
+  return out;
+}
+
+const Incident* Lifecycle::find(int64_t id) const {
+  auto it = incidents_.find(id);
+  return it == incidents_.end() ? nullptr : &it->second;
+}
+
+std::vector<Incident> Lifecycle::open_incidents() const {
+  std::vector<Incident> out;
+  for (const auto& [id, i] : incidents_) {
+    if (i.open) out.push_back(i);
+  }
+  return out;
+}
+
+bool Lifecycle::storm_active(TimePoint now) const {
+  return std::any_of(storms_.begin(), storms_.end(), [&](const auto& kv) {
+    return kv.second.active && now - kv.second.last <= settings_.storm.window;
+  });
+}
+
+}  // namespace faultd

@@ -1,0 +1,146 @@
+// The fault lifecycle between a finding and the device state machine: what a finding *means*
+// given what came before it on this node.
+//
+//   - Incident grouping (flood control): findings for the same device and signature (rule, code)
+//     while an incident is open (its last finding less than `incident_ttl` ago) join that
+//     incident and bump its count; only the first is journaled and can change device state.
+//   - Escalation by frequency: `times` new incidents of a code (or rule) within `window` raise the
+//     level to `to` (MindCluster's faultCustomization.json FaultFrequency, and the same knobs for
+//     faultd's own rules). After `release` without a new one, the count starts over and a device
+//     held in `warning` by the escalated incident is released (de-escalation).
+//   - Escalation by duration: an incident of a FaultDuration code still open (no recovery) after
+//     `fault_timeout` is raised to its level.
+//   - Node-level storms: the same signature on at least max(min_devices, fraction × devices)
+//     devices within `storm.window` is a software or data problem, not N broken devices: the
+//     signature's findings are recorded as one node-level incident and change no device state
+//     until the window passes without them.
+//   - Shadow rules: findings are recorded and counted, nothing else.
+//
+// Pure logic: `now` comes in as a parameter; the app persists what `decide` and `tick` return in
+// the same transaction as the finding, and reloads from the store if that commit fails.
+// Threading: app io thread only.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/core/types.hpp"
+
+namespace faultd {
+
+struct Incident {
+  int64_t id = 0;  // the fault journal id of its first finding
+  std::string device;
+  std::string rule;
+  std::string code;
+  FaultLevel level = FaultLevel::NotHandleFault;  // after escalation
+  FaultLevel base_level = FaultLevel::NotHandleFault;
+  TimePoint first{};
+  TimePoint last{};
+  uint64_t count = 1;       // findings grouped into it, the first included
+  bool open = true;         // closed by a recovery, a release or the TTL
+  bool node_level = false;  // a storm: the devices are listed in `note`
+  std::string escalation;   // why the level was raised; empty when it was not
+  std::string note;
+};
+
+struct FrequencyEscalation {
+  std::set<std::string> codes;  // upper-case hex, as findings carry them
+  std::set<std::string> rules;  // faultd rule ids
+  int times = 2;
+  Duration window = std::chrono::hours(24);
+  FaultLevel to = FaultLevel::ManuallySeparateNPU;
+  Duration release{0};  // 0: the window
+};
+
+struct DurationEscalation {
+  std::set<std::string> codes;
+  Duration fault_timeout{0};
+  FaultLevel to = FaultLevel::PreSeparateNPU;
+};
+
+struct LifecycleSettings {
+  Duration incident_ttl = std::chrono::minutes(10);
+  struct Storm {
+    Duration window = std::chrono::seconds(60);
+    int min_devices = 3;
+    double fraction = 0.5;
+    int node_devices = 8;  // devices on the node, when no source has reported more
+  } storm;
+  std::vector<FrequencyEscalation> frequency;
+  std::vector<DurationEscalation> duration;
+  std::set<std::string> shadow_rules;
+};
+
+class Lifecycle {
+ public:
+  enum class Kind {
+    NewIncident,  // journal it, open an incident, let the state machine see it at `level`
+    Grouped,      // count it into `incident`; nothing else changes
+    Storm,        // part of a node-level storm: journal it, change no device
+    Shadow,       // a shadow rule: journal and count it, change nothing
+    Recovery,     // the source says the device recovered: close `closed` incidents
+    NoDevice,     // no device to hold an incident: journal it as it is
+  };
+  struct Decision {
+    Kind kind = Kind::NoDevice;
+    FaultLevel level = FaultLevel::NotHandleFault;  // effective level (escalated or not)
+    std::string escalation;                         // why the level was raised
+    int64_t incident = 0;                           // Grouped: the incident it joined
+    std::vector<int64_t> closed;                    // Recovery: the incidents it closed
+    std::optional<Incident> storm_started;          // this finding tipped a storm: record it (id 0)
+  };
+
+  void configure(LifecycleSettings settings);
+  // Open incidents, and recent ones (for frequency windows), from the store.
+  void load(const std::vector<Incident>& incidents);
+
+  // What `f` means (f.id not yet known). Call `opened` once a NewIncident/Storm is journaled.
+  Decision decide(const Finding& f, TimePoint now);
+  void opened(const Finding& f, const Decision& d);
+  // The node-level incident of a storm that `f` tipped was journaled (incident.id set).
+  void storm_recorded(const Finding& f, const Incident& incident);
+
+  // Time-based changes: duration escalations and releases. Each returned incident changed
+  // (level raised, or closed by a release); the app persists it and updates the device.
+  std::vector<Incident> tick(TimePoint now);
+
+  // Incidents changed since the last call (grouped counts, closes), for the store.
+  std::vector<Incident> take_dirty();
+
+  const Incident* find(int64_t id) const;
+  std::vector<Incident> open_incidents() const;
+  bool storm_active(TimePoint now) const;
+
+ private:
+  struct Key {
+    std::string device, rule, code;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct StormWindow {
+    std::map<std::string, TimePoint> devices;  // device → last finding
+    bool active = false;
+    TimePoint last{};
+    int64_t incident = 0;
+  };
+  const FrequencyEscalation* frequency_for(const Finding& f) const;
+  void expire(TimePoint now);
+  void mark_dirty(int64_t id);
+  bool storm_check(const Finding& f, TimePoint now, Decision& d);
+
+  LifecycleSettings settings_;
+  std::map<int64_t, Incident> incidents_;      // open ones, and closed ones still in a window
+  std::map<Key, int64_t> open_;                // (device, rule, code) → open incident
+  std::map<std::string, StormWindow> storms_;  // signature → devices seen
+  std::set<std::string> devices_seen_;
+  std::map<std::string, TimePoint> released_;  // device + escalation index → last release
+  std::set<int64_t> dirty_;
+};
+
+std::string signature_of(const std::string& rule, const std::string& code);
+
+}  // namespace faultd
