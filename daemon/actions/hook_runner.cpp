@@ -16,12 +16,11 @@
 #include <map>
 #include <optional>
 
-#include "daemon/actions/hook_spawn.hpp"
+#include "daemon/core/child_process.hpp"
 
 namespace faultd {
 
 namespace asio = boost::asio;
-using hook_detail::SpawnedProcess;
 
 std::string_view to_string(HookResult::Outcome o) {
   switch (o) {
@@ -60,11 +59,6 @@ constexpr size_t kFinalDrainLimit = size_t{1} << 20;
 
 std::string format_ms(Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + "ms";
-}
-
-// Signals the hook's process group, or the leader alone if it left its group (setsid).
-void signal_group(pid_t pgid, int sig) {
-  if (::kill(-pgid, sig) != 0 && errno == ESRCH) ::kill(pgid, sig);
 }
 
 }  // namespace
@@ -150,11 +144,10 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
     if (r.spec.argv.empty() || r.spec.argv.front().empty()) return "empty argv";
     const std::string& name = r.spec.argv.front();
     const char* daemon_path = std::getenv("PATH");
-    const auto path =
-        hook_detail::resolve_executable(name, daemon_path ? daemon_path : kDefaultPath);
+    const auto path = resolve_executable(name, daemon_path ? daemon_path : kDefaultPath);
     if (!path) return "execve " + name + ": No such file or directory (not found in PATH)";
 
-    SpawnedProcess child = hook_detail::spawn_process(*path, r.spec.argv, r.input.env);
+    SpawnedProcess child = spawn_process(*path, r.spec.argv, r.input.env);
     if (child.pid < 0) return child.error;
 
     r.pid = child.pid;
@@ -177,9 +170,9 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
   void feed_stdin(HookRun& r) {
     const std::string& data = r.input.stdin_data;
     while (r.stdin_written < data.size()) {
-      const ssize_t n = hook_detail::write_no_sigpipe(r.stdin_pipe->native_handle(),
-                                                      data.data() + r.stdin_written,
-                                                      data.size() - r.stdin_written);
+      const ssize_t n =
+          write_no_sigpipe(r.stdin_pipe->native_handle(), data.data() + r.stdin_written,
+                           data.size() - r.stdin_written);
       if (n > 0) {
         r.stdin_written += static_cast<size_t>(n);
         continue;
@@ -276,11 +269,11 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
   void on_timeout(HookRun& r) {
     if (r.pid < 0) return;
     r.timed_out = true;
-    signal_group(r.pid, SIGTERM);
+    signal_process_group(r.pid, SIGTERM);
     arm_timer(r, r.spec.kill_grace, [](HookRun& run) {
       if (run.pid < 0) return;
       run.kill_sent = true;
-      signal_group(run.pid, SIGKILL);
+      signal_process_group(run.pid, SIGKILL);
     });
   }
 
@@ -331,8 +324,8 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
       }
       return;
     }
-    if (info.si_pid == 0) return;                   // still running (or merely stopped)
-    if (r.timed_out) signal_group(r.pid, SIGKILL);  // leftovers that ignored SIGTERM
+    if (info.si_pid == 0) return;                           // still running (or merely stopped)
+    if (r.timed_out) signal_process_group(r.pid, SIGKILL);  // leftovers that ignored SIGTERM
     int status = 0;
     pid_t got;
     do {
@@ -431,7 +424,7 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
     runs.clear();
     for (auto& [id, r] : all) {
       if (r->pid > 0) {
-        signal_group(r->pid, SIGKILL);
+        signal_process_group(r->pid, SIGKILL);
         orphans.push_back(r->pid);
         r->pid = -1;
       }

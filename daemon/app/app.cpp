@@ -154,6 +154,7 @@ class Daemon final : public ChunkSink {
   // Sources.
   void add_source(const SourceConfig& cfg);
   std::shared_ptr<Source> make_source(const FileSourceConfig& cfg, bool seen);
+  std::shared_ptr<Source> make_source(const CommandSourceConfig& cfg, bool seen);
   std::shared_ptr<Source> make_source(const KmsgSourceConfig& cfg, bool seen);
   std::shared_ptr<Source> make_source(const OverflowDumpSourceConfig& cfg, bool seen);
   void watch_wake_fd(const std::shared_ptr<SourceSlot>& slot);
@@ -309,6 +310,12 @@ std::shared_ptr<Source> Daemon::make_source(const FileSourceConfig& cfg, bool se
   if (seen) effective.start_at = FileSourceConfig::StartAt::Beginning;
   spdlog::info("source {}: following {}", cfg.name, fmt::join(cfg.paths, ", "));
   return std::make_shared<FileSource>(effective, position_lookup());
+}
+
+std::shared_ptr<Source> Daemon::make_source(const CommandSourceConfig& cfg, bool) {
+  spdlog::info("source {}: running {} every {}", cfg.name, fmt::join(cfg.argv, " "),
+               format_duration(cfg.interval));
+  return std::make_shared<CommandSource>(cfg);
 }
 
 std::shared_ptr<Source> Daemon::make_source(const KmsgSourceConfig& cfg, bool) {

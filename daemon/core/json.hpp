@@ -8,7 +8,8 @@
 
 namespace faultd {
 
-// rule, source, device, level, code, file, line, offset, text, time (+ id when committed).
+// rule, source, device, level, code, file, line, offset, text, time (+ id when committed,
+// + "recovery": true for a recovery).
 nlohmann::json to_json(const Finding& f);
 nlohmann::json to_json(const Transition& t);
 

@@ -890,3 +890,127 @@ a user-space record written to /dev/kmsg).
 Composed: that prefix before quoted messages: Xid 79 (gpud kmsg_test.go), Xid 145 Nonfatal
 (log-formats.md §10), the host driver's heartbeat loss (log-formats.md §8), the GSP heartbeat
 timeout (ublue-os/bazzite#4449, for GPU6); the module loading line at <3> does not match.""")
+
+
+
+# ---- etc/faultd/rules.d/ascend-npu-health.yaml
+HF, HR = "ascend.npu-smi.health-fault", "ascend.npu-smi.health-recovered"
+CF, CR = "ascend.deviceinfo.fault", "ascend.deviceinfo.recovered"
+EF, ER, EN = ("ascend.device-plugin.event-fault", "ascend.device-plugin.event-recovery",
+              "ascend.device-plugin.event-notice")
+ND = "ascend.noded.npu-fault-event"
+
+
+def rec(rule, dev, code):
+    """A recovery finding (no catalogue in golden runs: codes resolve to NotHandleFault)."""
+    return {"rule": rule, "device": dev, "level": NOT, "code": code, "recovery": True}
+
+
+def write_case_rec(name, source, path, parts, note):
+    """write_case for cases with recovery findings: expected items may be dicts."""
+    plain = [(line, [e for e in exp if not isinstance(e, dict)]) for line, exp in parts]
+    write_case(name, source, path, None, plain, note)
+    expected = []
+    for i, (line, exp) in enumerate(parts, start=1):
+        for e in exp:
+            if isinstance(e, dict):
+                expected.append(dict(e, line=i))
+            else:
+                rule, dev, level, code = e
+                expected.append({"rule": rule, "device": dev, "level": level, "code": code,
+                                 "line": i})
+    with open(os.path.join(ROOT, name, "expected.jsonl"), "w") as f:
+        for e in expected:
+            f.write(json.dumps(e) + "\n")
+
+
+write_case_rec(
+    "ascend-npu-smi-records", "npu-health", "npu-smi info -t health -i {device} -c 0",
+    [
+        ('npu-smi health: device=3 chip=0 status=Warning code=80818C00 info="node type=SoC, '
+         'sensor type=Check Sensor, event state=check fail"', [(HF, "3", NOT, "80818C00")]),
+        ("npu-smi health: device=3 chip=0 status=OK recovered", [rec(HR, "3", "")]),
+        ('npu-smi health: device=5 status=Alarm code=A4025021 info="ascend_monitor adda heart '
+         'beat lost error; node type=adda, sensor type=Heartbeat Sensor, event state=Heartbeat '
+         'Lost."', [(HF, "5", NOT, "A4025021")]),
+        ("npu-smi health: device=5 status=Alarm code=8C084E00", [(HF, "5", NOT, "8C084E00")]),
+        ('npu-smi health: device=6 status="Not supported"', [(HF, "6", NOT, "")]),
+        ("npu-smi health: device=6 status=OKish", [(HF, "6", NOT, "")]),
+        ("npu-smi info: device=1 chip=1 status=Alarm", [(HF, "1", NOT, "")]),
+        ("npu-smi info: device=1 chip=1 status=OK recovered", [rec(HR, "1", "")]),
+        ('deviceinfo: device=2 status=Fault code=8C084E00 fault_level=RestartBusiness',
+         [(CF, "2", NOT, "8C084E00")]),
+        ("deviceinfo: device=2 status=OK recovered", [rec(CR, "2", "")]),
+        # look-alikes: a healthy status that is not a recovery line, prose about the records,
+        # the nvidia-smi map (no rule yet)
+        none("npu-smi health: device=3 chip=0 status=OK"),
+        none("see docs: lines like npu-smi health: device=N status=... are written on change"),
+        none("nvidia-smi gpu: index=0 bus_id=00000000:3B:00.0"),
+    ],
+    note="""
+The record lines of the command source's parsers (format: collectors/command/records.hpp),
+as CommandSource writes them for a device flipping to Warning/80818C00 and back (the ASD case
+of log-formats.md §7), npu-smi's Alarm fixture of log-formats.md §5 (one line per code), a
+status npu-smi may print that is not in the documented set, the table's Health column, and the
+DeviceInfoCfg ConfigMap. Constructed: the records are faultd's own format. Levels are
+NotHandleFault because the golden run loads no catalogue (with faultCode.json, 80818C00 is
+SeparateNPU). Look-alikes: a healthy status without "recovered", prose, the nvidia-smi map.""")
+
+write_case_rec(
+    "ascend-device-plugin-events", "k8s-events", "/var/log/k8s-events.log",
+    [
+        ("Warning   Occur   pod/ascend-device-plugin-daemonset-910-dlpmv   device fault, "
+         "nodeName:k8smaster, assertion:Occur, cardID:2, deviceID:0, faultCodes:8C084E00, "
+         "faultLevelName:RestartBusiness, alarmRaisedTime:2023-11-21 05:36:53",
+         [(EF, "2", NOT, "8C084E00")]),
+        ("Normal   Recovery   pod/ascend-device-plugin-daemonset-910-dlpmv   device fault, "
+         "nodeName:k8smaster, assertion:Recovery, cardID:2, deviceID:0, faultCodes:8C084E00, "
+         "faultLevelName:RestartBusiness, alarmRaisedTime:2023-11-21 05:39:02",
+         [rec(ER, "2", "8C084E00")]),
+        ("Warning   Notice   pod/ascend-device-plugin-daemonset-910-dlpmv   device fault, "
+         "nodeName:k8smaster, assertion:Notice, cardID:5, deviceID:0, faultCodes:0x80E18402, "
+         "faultLevelName:NotHandleFault, alarmRaisedTime:2023-11-21 06:01:10",
+         [(EN, "5", NOT, "80E18402")]),
+        ("Warning   Occur   pod/ascend-device-plugin-daemonset-910-dlpmv   device fault, "
+         "nodeName:k8smaster, assertion:Occur, cardID:7, deviceID:1, faultCodes:80818C00, "
+         "faultLevelName:SeparateNPU, alarmRaisedTime:2023-11-21 06:02:44",
+         [(EF, "7", NOT, "80818C00")]),
+        # look-alikes: the plugin's own log of a switch fault, kubelet's unhealthy-device
+        # message, an event of another component
+        none('[INFO]     2023/11/21 05:36:53.123456 18 devmanager/dcmi.go:512    switch subscribe '
+             'got fault:deviceswitch.SwitchFaultEvent{EventType:0x4, FaultID:0xf1ff09, '
+             'AssembledFaultCode:"[0x00f1ff09,155912,npu,na]", Assertion:0x0}'),
+        none("Allocate failed due to no healthy devices present; cannot allocate unhealthy "
+             "devices huawei.com/Ascend910B4-1"),
+        none("Warning   BackOff   pod/train-0   Back-off restarting failed container, device "
+             "fault, nodeName:k8smaster"),
+    ],
+    note="""
+The Ascend Device Plugin's Kubernetes fault events as `kubectl get events -n kube-system`
+prints them. Quoted: the Occur event of log-formats.md §6 (MindCluster common_operations.md).
+Constructed from it: the Recovery and Notice assertions (values from dcmi_interface_api.h and
+the plugin's constants.go, log-formats.md §6), a 0x-prefixed code, another card. The device is
+cardID (the card npu-smi -i takes). Levels are NotHandleFault because the golden run loads no
+catalogue. Look-alikes: the plugin's switch-fault log line (quoted, log-formats.md §6, a log
+prefix added), kubelet's unhealthy-device message (quoted, §6), another event with the phrase.""")
+
+write_case(
+    "ascend-noded-events", "noded", "/var/log/mindx-dl/noded/noded.log", None,
+    [
+        ("[INFO]     2999/10/01 03:31:28.462040 305     ipmimonitor/ipmi_monitor.go:206    get "
+         "fault event, [device type: NPU]-[device id: 15]-[error code: 56000005]",
+         [(ND, "15", NOT, "56000005")]),
+        ("[INFO]     2999/10/01 03:31:33.462101 305     ipmimonitor/ipmi_monitor.go:206    get "
+         "fault event, [device type: NPU]-[device id: 3]-[error code: 0x80818C00]",
+         [(ND, "3", NOT, "80818C00")]),
+        none("[INFO]     2999/10/01 03:31:30.000112 311     heartbeat/heartbeat.go:88    send "
+             "heartbeat: node1, heartbeat interval: 5"),
+        none("[INFO]     2999/10/01 03:31:35.462040 305     ipmimonitor/ipmi_monitor.go:206    "
+             "get fault event, [device type: CPU]-[device id: 0]-[error code: 2C000003]"),
+    ],
+    note="""
+NodeD's log. Quoted: the NPU fault event of log-formats.md §6 (MindCluster fixture).
+Constructed from it: a second event with a 0x-prefixed code, the routine heartbeat INFO line
+(documented in §6 as not a fault; wording constructed) and an event of another device type
+(CPU), which must not match. Levels are NotHandleFault because the golden run loads no
+catalogue.""")

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/core/errors.hpp"
+#include "daemon/core/json.hpp"
 #include "daemon/core/types.hpp"
 
 using namespace faultd;
@@ -63,4 +64,12 @@ TEST_CASE("config errors render as file:line:column: message", "[core]") {
 TEST_CASE("times format as RFC 3339 UTC with milliseconds", "[core]") {
   CHECK(format_time(from_unix_ms(1'700'000'000'123)) == "2023-11-14T22:13:20.123Z");
   CHECK(to_unix_ms(from_unix_ms(42)) == 42);
+}
+
+TEST_CASE("a finding's JSON says recovery only for recoveries", "[core]") {
+  faultd::Finding f;
+  f.rule = "ascend.npu-smi.health-recovered";
+  CHECK_FALSE(faultd::to_json(f).contains("recovery"));
+  f.recovery = true;
+  CHECK(faultd::to_json(f).at("recovery") == true);
 }

@@ -299,3 +299,25 @@ TEST_CASE("parse: load_rule_file reports file-level problems", "[rules][parse]")
     CHECK(specs[0].line == 2);
   }
 }
+
+TEST_CASE("recovery: true marks a rule's findings as recoveries") {
+  const Parsed p = parse(R"(
+rules:
+  - id: r.recovered
+    match: { any: ["recovered"] }
+    recovery: true
+  - id: r.fault
+    match: { any: ["fault"] }
+)");
+  INFO(Catch::Detail::stringify(p.errors));
+  REQUIRE(p.specs.size() == 2);
+  CHECK(p.specs[0].recovery);
+  CHECK_FALSE(p.specs[1].recovery);
+  require_one_error(R"(
+rules:
+  - id: r.bad
+    match: { any: ["x"] }
+    recovery: maybe
+)",
+                    "t.yaml:5:15:");
+}

@@ -1,4 +1,4 @@
-#include "daemon/actions/hook_spawn.hpp"
+#include "daemon/core/child_process.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-namespace faultd::hook_detail {
+namespace faultd {
 
 void UniqueFd::reset(int fd) {
   if (fd_ >= 0) ::close(fd_);
@@ -250,6 +250,10 @@ ssize_t write_no_sigpipe(int fd, const char* data, size_t size) {
   return n;
 }
 
+void signal_process_group(pid_t pgid, int sig) {
+  if (::kill(-pgid, sig) != 0 && errno == ESRCH) ::kill(pgid, sig);
+}
+
 SpawnedProcess spawn_process(const std::string& path, const std::vector<std::string>& argv,
                              const std::vector<std::pair<std::string, std::string>>& env) {
   SpawnedProcess result;
@@ -321,4 +325,4 @@ SpawnedProcess spawn_process(const std::string& path, const std::vector<std::str
   return result;
 }
 
-}  // namespace faultd::hook_detail
+}  // namespace faultd

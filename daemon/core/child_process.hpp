@@ -1,7 +1,8 @@
-// The process-level half of the hook runner: turn an argv and an environment into a running
+// Child processes for everything faultd runs: turn an argv and an environment into a running
 // child in its own process group, with a pipe on its stdin and one pipe carrying both its stdout
-// and stderr. Kept apart from HookRunner so the fork/exec rules (async-signal-safe child code,
-// error pipe, fd hygiene) live in one small file, and HookRunner deals only with asio.
+// and stderr. Hooks (daemon/actions) and command sources (collectors/command) share it, so the
+// fork/exec rules (async-signal-safe child code, error pipe, fd hygiene) live in one small file
+// and the callers deal only with their own event loops.
 //
 // Lifecycle: spawn_process() returns once the child has called execve (or failed to); the
 // caller owns the returned pid (it must reap it) and the two parent-side pipe ends.
@@ -18,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-namespace faultd::hook_detail {
+namespace faultd {
 
 // An owned file descriptor, closed on destruction.
 class UniqueFd {
@@ -70,4 +71,8 @@ std::optional<std::string> resolve_executable(std::string_view name, std::string
 // write raised is consumed before unblocking. Returns what write(2) returned (errno preserved).
 ssize_t write_no_sigpipe(int fd, const char* data, size_t size);
 
-}  // namespace faultd::hook_detail
+// Signals the child's process group (its grandchildren too), or the leader alone if it left its
+// group (setsid).
+void signal_process_group(pid_t pgid, int sig);
+
+}  // namespace faultd

@@ -1,0 +1,67 @@
+// Parsers for the output of device-health commands (npu-smi, the Device Plugin's ConfigMap,
+// nvidia-smi). Each is a pure function from the bytes a command printed to plain values, so it
+// can be tested on verbatim vendor output without running anything; CommandSource owns the
+// state (what changed since the last run) and the record lines the rule engine sees.
+//
+// Every parser either returns its values or nullopt with `error` set to a short reason: output
+// that is truncated, garbled or of another tool is refused as a whole (the caller counts a parse
+// error and keeps its previous view), never half-read.
+//
+// Lifecycle and threading: stateless free functions, safe from any thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace faultd::command_parsers {
+
+// What one device (or one chip of it) reports about its health.
+struct DeviceHealth {
+  std::string device;              // card/NPU id, GPU index, ... as the tool prints it
+  std::string chip;                // chip id when the tool tells chips apart, else empty
+  std::string status;              // "OK" when healthy; anything else as printed
+  std::vector<std::string> codes;  // fault codes, upper-case hex, no 0x, in printed order
+  std::vector<std::string> info;   // free-text details (npu-smi Error Information pieces)
+  std::string fault_level;         // the vendor's level when the tool names one (ConfigMap)
+  bool ok() const { return status == "OK"; }
+};
+
+// `npu-smi info -t health -i N [-c C]`: "Health Status", "Error Code" (NA or several
+// space-separated hex codes) and "Error Information" (NA, or pieces on continuation lines that
+// start with blank padding and ": ", possibly separated by blank lines). Keys are padded with a
+// TAB or spaces. The output names no device: `device`/`chip` are left empty for the caller.
+// Health Status and Error Code are required; an error code that is not hex is garbled.
+std::optional<DeviceHealth> parse_npu_smi_health(std::string_view output, std::string& error);
+
+// `npu-smi info`: the device table, in the layout without chips' physical ids (one chip per
+// NPU, second header "Chip") and the A3 layout ("Chip  Phy-ID", one row pair per chip, the
+// second chip's power shown as "-"). One entry per chip row pair, in table order, with
+// device = NPU id, chip = chip id and status = the Health column. The process section that
+// follows the table is ignored. No header, or a row pair cut in half, is an error.
+std::optional<std::vector<DeviceHealth>> parse_npu_smi_info(std::string_view output,
+                                                            std::string& error);
+// The distinct NPU ids of a parsed table, in order: the devices `-i` takes.
+std::vector<std::string> npu_ids(const std::vector<DeviceHealth>& table);
+
+// The Ascend Device Plugin's `DeviceInfoCfg` (ConfigMap kube-system/mindx-dl-deviceinfo-<node>):
+// accepts `kubectl get cm ... -o json` output (the value under data.DeviceInfoCfg), or the
+// DeviceInfoCfg JSON itself. Every `huawei.com/<type>-Fault` list of DeviceInfo.DeviceList
+// (an escaped JSON array, "[]" when empty) gives per-device faults: device = the number after
+// the last '-' of npu_name ("Ascend910-3" → "3"), codes from fault_code (comma-separated),
+// fault_level from fault_level. Devices named in the plain `huawei.com/<type>` list without a
+// fault are reported OK, so a fault list that empties reads as a recovery.
+std::optional<std::vector<DeviceHealth>> parse_deviceinfo_cm(std::string_view output,
+                                                             std::string& error);
+
+// `nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader`: "0, 00000000:3B:00.0".
+struct GpuBus {
+  std::string index;
+  std::string bus_id;  // as printed (upper-case hex, 8-digit domain)
+  friend bool operator==(const GpuBus&, const GpuBus&) = default;
+};
+std::optional<std::vector<GpuBus>> parse_nvidia_smi_bus(std::string_view output,
+                                                        std::string& error);
+
+}  // namespace faultd::command_parsers

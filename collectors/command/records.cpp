@@ -1,0 +1,161 @@
+#include "collectors/command/records.hpp"
+
+#include <algorithm>
+
+namespace faultd {
+
+using command_parsers::DeviceHealth;
+
+namespace {
+
+constexpr size_t kMaxInfoBytes = 1024;
+
+bool is_bare(std::string_view v) {
+  if (v.empty()) return false;
+  for (const char c : v) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == ':' || c == '/' || c == '+' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void append_field(std::string& out, std::string_view key, std::string_view value) {
+  out += ' ';
+  out += key;
+  out += '=';
+  if (is_bare(value)) {
+    out += value;
+    return;
+  }
+  out += '"';
+  for (const char c : value) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+void append_identity(std::string& out, std::string_view prefix, std::string_view device,
+                     std::string_view chip) {
+  out += prefix;
+  out += ':';
+  if (!device.empty()) append_field(out, "device", device);
+  if (!chip.empty()) append_field(out, "chip", chip);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+std::optional<CommandParser> parse_command_parser(std::string_view name) {
+  if (name == "npu_smi_health") return CommandParser::NpuSmiHealth;
+  if (name == "npu_smi_info") return CommandParser::NpuSmiInfo;
+  if (name == "deviceinfo_cm") return CommandParser::DeviceInfoCm;
+  if (name == "nvidia_smi_bus") return CommandParser::NvidiaSmiBus;
+  return std::nullopt;
+}
+
+std::string_view to_string(CommandParser parser) {
+  switch (parser) {
+    case CommandParser::NpuSmiHealth:
+      return "npu_smi_health";
+    case CommandParser::NpuSmiInfo:
+      return "npu_smi_info";
+    case CommandParser::DeviceInfoCm:
+      return "deviceinfo_cm";
+    case CommandParser::NvidiaSmiBus:
+      return "nvidia_smi_bus";
+  }
+  return "?";
+}
+
+std::string command_parser_names() {
+  return "npu_smi_health, npu_smi_info, deviceinfo_cm, nvidia_smi_bus";
+}
+
+std::string_view record_prefix(CommandParser parser) {
+  switch (parser) {
+    case CommandParser::NpuSmiHealth:
+      return "npu-smi health";
+    case CommandParser::NpuSmiInfo:
+      return "npu-smi info";
+    case CommandParser::DeviceInfoCm:
+      return "deviceinfo";
+    case CommandParser::NvidiaSmiBus:
+      return "nvidia-smi gpu";
+  }
+  return "?";
+}
+
+std::string format_health_record(std::string_view prefix, const DeviceHealth& h,
+                                 std::string_view code) {
+  std::string out;
+  append_identity(out, prefix, h.device, h.chip);
+  append_field(out, "status", h.status.empty() ? std::string_view("?") : h.status);
+  if (!code.empty()) append_field(out, "code", code);
+  if (!h.fault_level.empty()) append_field(out, "fault_level", h.fault_level);
+  if (!h.info.empty()) {
+    std::string info;
+    for (const std::string& piece : h.info) {
+      if (!info.empty()) info += "; ";
+      info += piece;
+    }
+    if (info.size() > kMaxInfoBytes) info.resize(kMaxInfoBytes);
+    append_field(out, "info", info);
+  }
+  return out;
+}
+
+std::string format_recovery_record(std::string_view prefix, std::string_view device,
+                                   std::string_view chip) {
+  std::string out;
+  append_identity(out, prefix, device, chip);
+  out += " status=OK recovered";
+  return out;
+}
+
+std::string format_gpu_record(const command_parsers::GpuBus& gpu) {
+  std::string out = "nvidia-smi gpu:";
+  append_field(out, "index", gpu.index);
+  append_field(out, "bus_id", gpu.bus_id);
+  return out;
+}
+
+std::vector<std::string> HealthTracker::diff(const std::vector<DeviceHealth>& observed) const {
+  std::vector<std::string> lines;
+  for (const DeviceHealth& h : observed) {
+    const auto it = seen_.find({h.device, h.chip});
+    const bool was_sick = it != seen_.end() && it->second.status != "OK";
+    if (h.ok()) {
+      if (was_sick) lines.push_back(format_recovery_record(prefix_, h.device, h.chip));
+      continue;
+    }
+    if (h.codes.empty()) {
+      if (!was_sick || it->second.status != h.status) {
+        lines.push_back(format_health_record(prefix_, h, ""));
+      }
+      continue;
+    }
+    for (const std::string& code : h.codes) {
+      if (!was_sick || !contains(it->second.codes, code)) {
+        lines.push_back(format_health_record(prefix_, h, code));
+      }
+    }
+  }
+  return lines;
+}
+
+void HealthTracker::commit(const std::vector<DeviceHealth>& observed) {
+  for (const DeviceHealth& h : observed) seen_[{h.device, h.chip}] = Seen{h.status, h.codes};
+}
+
+}  // namespace faultd

@@ -1,0 +1,72 @@
+// The record lines a command source hands to the rule engine, and the per-device memory that
+// decides when to hand one. A command is polled every few seconds and prints the same state
+// every time; only changes are news, so the source remembers what each device (and chip)
+// reported and turns a change into one canonical line the ordinary rule engine matches:
+//
+//   <prefix>: device=<d> [chip=<c>] status=<s> [code=<HEX>] [fault_level=<L>] [info="<text>"]
+//   <prefix>: device=<d> [chip=<c>] status=OK recovered
+//   nvidia-smi gpu: index=<i> bus_id=<bus id>
+//
+// Prefixes: "npu-smi health" (npu_smi_health), "npu-smi info" (npu_smi_info), "deviceinfo"
+// (deviceinfo_cm). Values made of [A-Za-z0-9._:/+-] are written bare, anything else in double
+// quotes with '"' and '\' escaped and control bytes as spaces; info is capped at 1 KiB.
+// Rules:
+//   - a device that becomes not-OK gets one line per code it reports that it did not report
+//     before (one line without code= if it reports none), so a new code on an already sick
+//     device is news too; a status change of a sick device with no new code is not;
+//   - a device back to OK gets one "recovered" line (only if it was seen not-OK);
+//   - the first sight of a healthy device says nothing;
+//   - a device missing from an observation keeps its last state (a failed or partial run is
+//     not a recovery).
+// The nvidia_smi_bus map is emitted whole, one line per GPU, whenever it differs from the last
+// one handed on (at start, after a GPU falls off the bus, after a reset renumbers GPUs).
+//
+// Lifecycle: one HealthTracker per command source (per parser's view), kept for the source's
+// life; diff() is pure, commit() records what was handed on, so a sink that refuses a chunk
+// gets the same news again at the next run. Threading: single-threaded (the app's io thread).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "collectors/command/parsers/parsers.hpp"
+
+namespace faultd {
+
+enum class CommandParser { NpuSmiHealth, NpuSmiInfo, DeviceInfoCm, NvidiaSmiBus };
+std::optional<CommandParser> parse_command_parser(std::string_view name);
+std::string_view to_string(CommandParser parser);
+// "npu_smi_health, npu_smi_info, deviceinfo_cm, nvidia_smi_bus" (for error messages).
+std::string command_parser_names();
+// The record prefix of a parser, e.g. "npu-smi health".
+std::string_view record_prefix(CommandParser parser);
+
+std::string format_health_record(std::string_view prefix, const command_parsers::DeviceHealth& h,
+                                 std::string_view code);
+std::string format_recovery_record(std::string_view prefix, std::string_view device,
+                                   std::string_view chip);
+std::string format_gpu_record(const command_parsers::GpuBus& gpu);
+
+class HealthTracker {
+ public:
+  explicit HealthTracker(std::string prefix) : prefix_(std::move(prefix)) {}
+  // The record lines (without '\n') for what changed between the remembered state and
+  // `observed`.
+  std::vector<std::string> diff(const std::vector<command_parsers::DeviceHealth>& observed) const;
+  // Remembers `observed` as handed on.
+  void commit(const std::vector<command_parsers::DeviceHealth>& observed);
+
+ private:
+  struct Seen {
+    std::string status;
+    std::vector<std::string> codes;
+  };
+  std::string prefix_;
+  std::map<std::pair<std::string, std::string>, Seen> seen_;  // (device, chip) → last report
+};
+
+}  // namespace faultd

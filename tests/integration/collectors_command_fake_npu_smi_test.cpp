@@ -1,0 +1,287 @@
+// A real CommandSource driving the fake npu-smi (tests/sim/fake-npu-smi) as child processes:
+// a device flipping to Warning/80818C00 and back, discovery from `npu-smi info`, and failing,
+// hanging, garbled and over-long commands counted without delaying the healthy ones.
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collectors/command/command_source.hpp"
+#include "tests/fakes/temp_dir.hpp"
+
+using namespace faultd;
+using namespace std::chrono_literals;
+using faultd::testing::TempDir;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+const std::string kFakeNpuSmi = std::string(FAULTD_SOURCE_DIR) + "/tests/sim/fake-npu-smi";
+
+struct Received {
+  std::string path;
+  FileIdentity identity;
+  uint64_t start_offset = 0;
+  uint64_t end_offset = 0;
+  std::string data;
+};
+
+class Sink final : public ChunkSink {
+ public:
+  bool on_chunk(const Chunk& c) override {
+    chunks.push_back(
+        {std::string(c.path), c.identity, c.start_offset, c.end_offset, std::string(c.data)});
+    return true;
+  }
+  Strings lines() const {
+    Strings out;
+    for (const auto& c : chunks) {
+      size_t pos = 0;
+      while (pos < c.data.size()) {
+        const size_t nl = c.data.find('\n', pos);
+        out.push_back(c.data.substr(pos, nl - pos));
+        pos = nl + 1;
+      }
+    }
+    return out;
+  }
+  std::vector<Received> chunks;
+};
+
+// Points the fake at a script in `dir`; the environment is what the source passes on.
+void use_script(const TempDir& dir, const std::string& json) {
+  const std::string script = dir.write("script.json", json);
+  ::setenv("FAKE_NPU_SMI_SCRIPT", script.c_str(), 1);
+  ::setenv("FAKE_NPU_SMI_STATE", dir.file("state").c_str(), 1);
+}
+
+// Polls the source the way the app does (on wake-fd readiness, at least every 100 ms) until
+// `done` or the deadline; returns whether `done` came true.
+bool drive(CommandSource& source, ChunkSink& sink, const std::function<bool()>& done,
+           std::chrono::seconds limit = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    while (source.poll_once(SystemClock::now(), sink)) {
+    }
+    if (done()) return true;
+    pollfd p{source.wake_fd(), POLLIN, 0};
+    ::poll(&p, 1, 100);
+  }
+  return done();
+}
+
+CommandSourceConfig health_config(const std::string& devices) {
+  CommandSourceConfig c;
+  c.name = "npu-health";
+  c.argv = {kFakeNpuSmi, "info", "-t", "health", "-i", "{device}", "-c", "0"};
+  c.devices = devices;
+  c.interval = 100ms;
+  c.timeout = 10s;
+  c.parser = CommandParser::NpuSmiHealth;
+  return c;
+}
+
+uint64_t errors(CommandSource& s, SourceErrorKind k) { return s.stats().error_count(k); }
+
+}  // namespace
+
+TEST_CASE("command source: a device flips to Warning/80818C00 and back") {
+  TempDir dir;
+  use_script(dir, R"({"health": {"3": [
+      {"calls": 2, "status": "OK"},
+      {"calls": 2, "status": "Warning", "codes": ["80818C00"],
+       "info": ["node type=SoC, sensor type=Check Sensor, event state=check fail"]},
+      {"status": "OK"}]}})");
+  CommandSource source(health_config("2-3"));
+  Sink sink;
+  const uint64_t started_us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(SystemClock::now().time_since_epoch())
+          .count());
+
+  REQUIRE(drive(source, sink, [&] { return sink.lines().size() >= 2; }));
+  CHECK(sink.lines() ==
+        Strings{"npu-smi health: device=3 chip=0 status=Warning code=80818C00 info=\"node "
+                "type=SoC, sensor type=Check Sensor, event state=check fail\"",
+                "npu-smi health: device=3 chip=0 status=OK recovered"});
+  REQUIRE(sink.chunks.size() == 2);
+  const Received& fault = sink.chunks[0];
+  const Received& recovery = sink.chunks[1];
+  CHECK(fault.path == kFakeNpuSmi + " info -t health -i 3 -c 0");
+  CHECK(fault.identity.dev == 0);
+  CHECK(fault.identity.ino != 0);
+  CHECK(recovery.identity == fault.identity);  // one stream per device
+  CHECK(fault.start_offset >= started_us);     // the poll's unix time in microseconds
+  CHECK(fault.end_offset == fault.start_offset + fault.data.size());
+  CHECK(recovery.start_offset >= fault.end_offset);
+  CHECK(errors(source, SourceErrorKind::Command) == 0);
+  CHECK(errors(source, SourceErrorKind::Parse) == 0);
+  CHECK(source.stats().lines.load() == 2);
+
+  // Healthy again and staying so: more runs, no more records.
+  const uint64_t bytes_before = source.stats().bytes.load();
+  REQUIRE(drive(source, sink, [&] { return source.stats().bytes.load() > bytes_before + 500; }));
+  CHECK(sink.lines().size() == 2);
+}
+
+TEST_CASE("command source: devices discovered from npu-smi info (A3 layout)") {
+  TempDir dir;
+  use_script(dir, R"({"npus": 2, "layout": "a3", "health": {
+      "1": [{"status": "Alarm", "codes": ["A4025021", "8C084E00"]}]}})");
+  CommandSourceConfig c = health_config("");
+  c.discover = true;
+  c.argv = {kFakeNpuSmi, "info", "-t", "health", "-i", "{device}"};
+  CommandSource source(c);
+  Sink sink;
+  REQUIRE(drive(source, sink, [&] { return sink.lines().size() >= 2; }));
+  CHECK(sink.lines() == Strings{"npu-smi health: device=1 status=Alarm code=A4025021",
+                                "npu-smi health: device=1 status=Alarm code=8C084E00"});
+}
+
+TEST_CASE("command source: failing, hanging and garbled commands are counted; others go on") {
+  TempDir dir;
+  use_script(dir, R"({"health": {
+      "4": [{"status": "Warning", "codes": ["80818C00"]}],
+      "5": [{"behaviour": "hang"}],
+      "6": [{"behaviour": "fail"}],
+      "7": [{"behaviour": "garbage"}]}})");
+  CommandSourceConfig c = health_config("4-7");
+  c.interval = 200ms;
+  c.timeout = 3s;
+  CommandSource source(c);
+  Sink sink;
+
+  // Device 4's record arrives while device 5's command still hangs.
+  REQUIRE(drive(source, sink, [&] { return !sink.lines().empty(); }));
+  CHECK(sink.lines() == Strings{"npu-smi health: device=4 chip=0 status=Warning code=80818C00"});
+  const std::string pid_file = dir.file("state/hang-5.pid");
+  REQUIRE(drive(source, sink, [&] { return std::ifstream(pid_file).good(); }));
+  pid_t hung = 0;
+  std::ifstream(pid_file) >> hung;
+  REQUIRE(hung > 0);
+  CHECK(::kill(hung, 0) == 0);  // still hanging (its timeout is 3 s away)
+  CHECK(source.running() >= 1);
+
+  // The hung command is timed out, killed and counted; the failure and the garbage too.
+  REQUIRE(drive(source, sink, [&] {
+    return errors(source, SourceErrorKind::Command) >= 3 &&  // 6 fails twice, 5 times out
+           errors(source, SourceErrorKind::Parse) >= 2;
+  }));
+  REQUIRE(drive(source, sink, [&] { return ::kill(hung, 0) != 0 && errno == ESRCH; }));
+  CHECK(sink.lines().size() == 1);  // garbage and failures changed nothing
+}
+
+TEST_CASE("command source: over-long output and a missing program are command errors") {
+  CommandSourceConfig c;
+  c.name = "chatty";
+  c.argv = {"/bin/sh", "-c", "while :; do echo 0, 00000000:3B:00.0; done"};
+  c.interval = 100ms;
+  c.timeout = 10s;
+  c.max_output_bytes = 4096;
+  c.parser = CommandParser::NvidiaSmiBus;
+  CommandSource chatty(c);
+  Sink sink;
+  REQUIRE(drive(chatty, sink, [&] { return errors(chatty, SourceErrorKind::Command) >= 1; }));
+  CHECK(sink.chunks.empty());
+
+  c.name = "missing";
+  c.argv = {"/nonexistent/npu-smi", "info"};
+  CommandSource missing(c);
+  REQUIRE(drive(missing, sink, [&] { return errors(missing, SourceErrorKind::Command) >= 1; }));
+  CHECK(missing.running() == 0);
+}
+
+TEST_CASE("command source: nvidia-smi bus map handed on once, and again when it changes") {
+  TempDir dir;
+  const std::string out = dir.write("map.csv", "0, 00000000:3B:00.0\n1, 00000000:86:00.0\n");
+  CommandSourceConfig c;
+  c.name = "gpu-map";
+  c.argv = {"/bin/cat", out};
+  c.interval = 50ms;
+  c.parser = CommandParser::NvidiaSmiBus;
+  CommandSource source(c);
+  Sink sink;
+  REQUIRE(drive(source, sink, [&] { return !sink.lines().empty(); }));
+  const uint64_t bytes = source.stats().bytes.load();
+  REQUIRE(drive(source, sink, [&] { return source.stats().bytes.load() >= bytes * 3; }));
+  CHECK(sink.lines() == Strings{"nvidia-smi gpu: index=0 bus_id=00000000:3B:00.0",
+                                "nvidia-smi gpu: index=1 bus_id=00000000:86:00.0"});
+  dir.write("map.csv", "0, 00000000:86:00.0\n");
+  REQUIRE(drive(source, sink, [&] { return sink.lines().size() >= 3; }));
+  CHECK(sink.lines().back() == "nvidia-smi gpu: index=0 bus_id=00000000:86:00.0");
+}
+
+namespace {
+
+// A sink that refuses the first `refuse` chunks, as a failing store does.
+class RefusingSink final : public ChunkSink {
+ public:
+  explicit RefusingSink(int refuse) : refuse_(refuse) {}
+  bool on_chunk(const Chunk& c) override {
+    if (refuse_ > 0) {
+      --refuse_;
+      return false;
+    }
+    return inner.on_chunk(c);
+  }
+  Sink inner;
+
+ private:
+  int refuse_;
+};
+
+const char kWarning[] =
+    "\tHealth Status                  : Warning\n"
+    "\tError Code                     : 80818C00\n"
+    "\tError Information              : NA\n";
+const char kOk[] =
+    "\tHealth Status                  : OK\n"
+    "\tError Code                     : NA\n"
+    "\tError Information              : NA\n";
+
+}  // namespace
+
+TEST_CASE("command source: garbled output keeps the previous state; a refused chunk comes back") {
+  TempDir dir;
+  const std::string out = dir.write("health.txt", kWarning);
+  CommandSourceConfig c;
+  c.name = "health-file";
+  // A stand-in that prints the file; "-i 4" is read back as the device, as for npu-smi.
+  const std::string tool = dir.write("print-health", "#!/bin/sh\nexec cat '" + out + "'\n");
+  std::filesystem::permissions(tool, std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  c.argv = {tool, "info", "-t", "health", "-i", "4"};
+  c.interval = 50ms;
+  c.parser = CommandParser::NpuSmiHealth;
+  CommandSource source(c);
+  RefusingSink sink(1);
+  const auto drive_refusing = [&](const std::function<bool()>& done) {
+    return drive(source, sink, done);
+  };
+
+  // The first record is refused (counted), and handed on again by the next run.
+  REQUIRE(drive_refusing([&] { return !sink.inner.lines().empty(); }));
+  CHECK(errors(source, SourceErrorKind::Commit) >= 1);
+  CHECK(sink.inner.lines() == Strings{"npu-smi health: device=4 status=Warning code=80818C00"});
+
+  // Garbage: counted, the device stays sick (no recovery, and no repeat when it comes back).
+  const uint64_t parse_errors = errors(source, SourceErrorKind::Parse);
+  dir.write("health.txt", "\tHealth Status : Warn\n");
+  REQUIRE(drive_refusing([&] { return errors(source, SourceErrorKind::Parse) > parse_errors; }));
+  dir.write("health.txt", kWarning);
+  const uint64_t bytes = source.stats().bytes.load();
+  REQUIRE(drive_refusing([&] { return source.stats().bytes.load() > bytes + 300; }));
+  CHECK(sink.inner.lines().size() == 1);
+
+  dir.write("health.txt", kOk);
+  REQUIRE(drive_refusing([&] { return sink.inner.lines().size() >= 2; }));
+  CHECK(sink.inner.lines().back() == "npu-smi health: device=4 status=OK recovered");
+}
