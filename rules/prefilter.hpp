@@ -34,12 +34,11 @@ class LiteralSet {
   void matches(std::string_view line, std::vector<uint32_t>& out) const;
 
  private:
+  struct Lane;
   static constexpr size_t kBlock = 4;
   static constexpr int kHashBits = 15;
   static uint32_t hash(const unsigned char* p);
 
-  // Leftmost start >= pos of a long literal, or npos.
-  size_t find_long(std::string_view text, size_t pos) const;
   template <class OnMatch>
   void scan_long(std::string_view text, size_t pos, OnMatch&& on_match) const;
 

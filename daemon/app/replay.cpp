@@ -11,6 +11,7 @@
 
 #include "collectors/file/file_source.hpp"
 #include "daemon/core/json.hpp"
+#include "daemon/core/newlines.hpp"
 
 namespace faultd {
 namespace {
@@ -96,7 +97,7 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
     c.first_line = line;
     c.data = data;
     c.path_fields = &route.path_fields;
-    const uint64_t newlines = static_cast<uint64_t>(std::count(data.begin(), data.end(), '\n'));
+    const uint64_t newlines = count_newlines(data);
     c.end_line = line + newlines - 1 + (data.empty() || data.back() == '\n' ? 0 : 1);
     findings.clear();
     config.rules->scan(c, SystemClock::now(), findings);
