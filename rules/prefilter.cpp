@@ -9,10 +9,10 @@ namespace {
 constexpr size_t kMaxWindow = 255;  // shifts are stored in a byte
 }
 
-uint32_t LiteralSet::hash(const unsigned char* p) {
+uint32_t LiteralSet::hash(const unsigned char* p, int bits) {
   uint32_t v;
   std::memcpy(&v, p, sizeof v);  // unaligned-safe; byte order only changes which hash, not speed
-  return (v * 2654435761u) >> (32 - kHashBits);
+  return (v * 2654435761u) >> (32 - bits);
 }
 
 LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(literals)) {
@@ -30,17 +30,27 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
     window_ = 0;
     return;
   }
-  const size_t table = size_t{1} << kHashBits;
+  // The table is sized to the literals: about eight slots per (literal, block) pair keeps
+  // collisions, and so lost shifts, rare, while a small set gets a small table. That matters
+  // when tailing: between two wake-ups other processes evict it, and each cold 64-byte line of
+  // the table is a cache miss on the next read (the shipped packs: 4 KiB, not 32 KiB).
+  size_t pairs = 0;
+  for (const auto& l : literals_) {
+    if (l.size() >= kBlock) pairs += window_ - kBlock + 1;
+  }
+  hash_bits_ = kMinHashBits;
+  while (hash_bits_ < kMaxHashBits && (size_t{1} << hash_bits_) < pairs * 8) ++hash_bits_;
+  const size_t table = size_t{1} << hash_bits_;
   shift_.assign(table, static_cast<uint8_t>(window_ - kBlock + 1));
   std::vector<std::pair<uint32_t, uint32_t>> by_hash;  // (hash of last window block, literal)
   for (uint32_t i = 0; i < literals_.size(); ++i) {
     if (literals_[i].size() < kBlock) continue;
     const auto* s = reinterpret_cast<const unsigned char*>(literals_[i].data());
     for (size_t end = kBlock - 1; end < window_; ++end) {
-      uint8_t& shift = shift_[hash(s + end + 1 - kBlock)];
+      uint8_t& shift = shift_[hash(s + end + 1 - kBlock, hash_bits_)];
       shift = static_cast<uint8_t>(std::min<size_t>(shift, window_ - 1 - end));
     }
-    by_hash.emplace_back(hash(s + window_ - kBlock), i);
+    by_hash.emplace_back(hash(s + window_ - kBlock, hash_bits_), i);
   }
   std::sort(by_hash.begin(), by_hash.end());
   bucket_start_.assign(table + 1, 0);
@@ -60,7 +70,7 @@ void LiteralSet::scan_long(std::string_view text, size_t pos, OnMatch&& on_match
   const size_t n = text.size();
   size_t end = pos + window_ - 1;  // last byte of the window
   while (end < n) {
-    const uint32_t h = hash(s + end + 1 - kBlock);
+    const uint32_t h = hash(s + end + 1 - kBlock, hash_bits_);
     const uint8_t shift = shift_[h];
     if (shift != 0) {
       end += shift;
@@ -108,15 +118,16 @@ struct LiteralSet::Lane {
   std::string_view text;
   const unsigned char* bytes;  // text.data(), and the shift table: kept here so that the hot
   const uint8_t* shifts;       // step reads no member of `set`
-  size_t end;                  // last byte of the window
-  size_t stop;                 // one past the lane's last byte
-  size_t floor;                // start of the line the window is in, or earlier
+  int bits;
+  size_t end;    // last byte of the window
+  size_t stop;   // one past the lane's last byte
+  size_t floor;  // start of the line the window is in, or earlier
   std::vector<size_t> hits;
 
   // Inlined into the lock-step loop: the common case is a load, a hash and a table lookup.
   bool step() {
     if (end >= stop) return false;
-    const uint32_t h = hash(bytes + end + 1 - kBlock);
+    const uint32_t h = hash(bytes + end + 1 - kBlock, bits);
     const uint8_t shift = shifts[h];
     if (shift != 0) [[likely]] {
       end += shift;
@@ -160,6 +171,7 @@ std::vector<size_t> LiteralSet::candidate_lines(std::string_view text) const {
                      text,
                      reinterpret_cast<const unsigned char*>(text.data()),
                      shift_.data(),
+                     hash_bits_,
                      from + window_ - 1,
                      to,
                      from,

@@ -38,14 +38,16 @@ class LiteralSet {
  private:
   struct Lane;
   static constexpr size_t kBlock = 4;
-  static constexpr int kHashBits = 15;
-  static uint32_t hash(const unsigned char* p);
+  static constexpr int kMinHashBits = 10;
+  static constexpr int kMaxHashBits = 15;
+  static uint32_t hash(const unsigned char* p, int bits);
 
   template <class OnMatch>
   void scan_long(std::string_view text, size_t pos, OnMatch&& on_match) const;
 
   std::vector<std::string> literals_;
   std::vector<uint32_t> short_;         // indexes of literals shorter than kBlock
+  int hash_bits_ = kMinHashBits;        // log2 of the shift table's size
   size_t window_ = 0;                   // shortest long literal (capped): the Wu-Manber window
   std::vector<uint8_t> shift_;          // by block hash: how far the window may move
   std::vector<uint32_t> bucket_start_;  // by hash of the window's last block ...
