@@ -2,9 +2,11 @@
 // literals. This is the hot path of faultd (every byte read goes through it), so it is one pass
 // over the buffer for the whole set instead of one memmem per literal: a Wu-Manber scan over
 // 4-byte blocks, whose shift table lets it skip most of a line of ordinary log text without
-// looking at it. Measured on ~100 MB of synthetic plog lines (x86-64, -O2): 14 literals at
-// ~1.1 GB/s against ~0.38 GB/s for 14 memmem passes; 2,700 literals (all of kg-config.json)
-// at ~0.7 GB/s against ~2 MB/s. Literals shorter than the block are searched with memmem.
+// looking at it. A buffer of 16 KiB or more is cut at line starts into four lanes scanned in lock
+// step, because one scan is a chain of dependent loads that mostly waits on memory. Measured by
+// tests/bench/matcher_bench.cpp on the benchmark plog (x86-64, -O2, CPU time): the shipped packs'
+// 65 literals at ~4.7 GB/s; 10 to 1,000 synthetic rules' literals within 20% of each other.
+// Literals shorter than the block are searched with memmem.
 //
 // Built once per rule-set view, immutable afterwards, safe to share across threads.
 #pragma once
@@ -34,17 +36,18 @@ class LiteralSet {
   void matches(std::string_view line, std::vector<uint32_t>& out) const;
 
  private:
+  struct Lane;
   static constexpr size_t kBlock = 4;
-  static constexpr int kHashBits = 15;
-  static uint32_t hash(const unsigned char* p);
+  static constexpr int kMinHashBits = 10;
+  static constexpr int kMaxHashBits = 15;
+  static uint32_t hash(const unsigned char* p, int bits);
 
-  // Leftmost start >= pos of a long literal, or npos.
-  size_t find_long(std::string_view text, size_t pos) const;
   template <class OnMatch>
   void scan_long(std::string_view text, size_t pos, OnMatch&& on_match) const;
 
   std::vector<std::string> literals_;
   std::vector<uint32_t> short_;         // indexes of literals shorter than kBlock
+  int hash_bits_ = kMinHashBits;        // log2 of the shift table's size
   size_t window_ = 0;                   // shortest long literal (capped): the Wu-Manber window
   std::vector<uint8_t> shift_;          // by block hash: how far the window may move
   std::vector<uint32_t> bucket_start_;  // by hash of the window's last block ...

@@ -8,6 +8,7 @@
 
 #include <re2/re2.h>
 
+#include "daemon/core/newlines.hpp"
 #include "rules/prefilter.hpp"
 #include "rules/rule.hpp"
 #include "rules/sha256.hpp"
@@ -386,14 +387,7 @@ class Scanner {
 
   // Candidates come in ascending order, so newlines are counted once over the chunk.
   uint64_t number_of_line_at(size_t start) {
-    const char* p = chunk_.data.data() + counted_;
-    const char* const until = chunk_.data.data() + start;
-    while (p < until) {
-      p = static_cast<const char*>(std::memchr(p, '\n', until - p));
-      if (p == nullptr) break;
-      ++line_;
-      ++p;
-    }
+    line_ += count_newlines(chunk_.data.substr(counted_, start - counted_));
     counted_ = start;
     return line_;
   }

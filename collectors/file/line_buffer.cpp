@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "daemon/core/newlines.hpp"
+
 namespace faultd {
 namespace {
 // Below this a buffer is not worth giving back; above it, an idle file returns its memory.
 constexpr size_t kKeepCapacity = size_t{64} * 1024;
+
 }  // namespace
 
 LineBuffer::LineBuffer(size_t max_line_bytes, size_t max_chunk_bytes)
@@ -65,6 +68,22 @@ std::optional<LineBuffer::Pending> LineBuffer::next(bool flush) {
   if (!skipping_) {
     size_t pos = head_;
     uint64_t lines = 0;
+    // Bulk path, no per-line work: in a window of max_line_ + 1 bytes every complete line is
+    // short enough, so whole windows of lines are taken with one memrchr and one newline count,
+    // within the chunk limit. The loop below then handles what needs a line-by-line look
+    // (an over-long line, a first line bigger than a chunk, a truncated line's skipped bytes).
+    if (skipped_ == 0) {
+      const char* base = buf_.data();
+      for (;;) {
+        const size_t limit = std::min({buf_.size(), pos + max_line_ + 1, head_ + max_chunk_});
+        if (limit <= pos) break;
+        const void* nl = memrchr(base + pos, '\n', limit - pos);
+        if (nl == nullptr) break;
+        const size_t nl_pos = static_cast<size_t>(static_cast<const char*>(nl) - base);
+        lines += count_newlines(std::string_view(base + pos, nl_pos + 1 - pos));
+        pos = nl_pos + 1;
+      }
+    }
     while (pos < buf_.size()) {
       const char* base = buf_.data();
       // NOLINTNEXTLINE(bugprone-not-null-terminated-result): a byte search, not a string

@@ -11,6 +11,7 @@
 
 #include "collectors/file/file_source.hpp"
 #include "daemon/core/json.hpp"
+#include "daemon/core/newlines.hpp"
 #include "rules/detectors/bank.hpp"
 
 namespace faultd {
@@ -101,7 +102,7 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
     c.first_line = line;
     c.data = data;
     c.path_fields = &route.path_fields;
-    const uint64_t newlines = static_cast<uint64_t>(std::count(data.begin(), data.end(), '\n'));
+    const uint64_t newlines = count_newlines(data);
     c.end_line = line + newlines - 1 + (data.empty() || data.back() == '\n' ? 0 : 1);
     findings.clear();
     const TimePoint now = SystemClock::now();

@@ -2,6 +2,7 @@
 // (a missed line is a missed fault) and never report one without a literal.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -73,4 +74,24 @@ TEST_CASE("prefilter: literals at the edges of the buffer and of lines", "[rules
   CHECK(set.candidate_lines("\n\nx\n") == std::vector<size_t>{2});
   CHECK(set.candidate_lines("").empty());
   CHECK(LiteralSet().candidate_lines("anything").empty());
+}
+
+TEST_CASE("prefilter: buffers long enough to be scanned in lanes equal the naive search",
+          "[rules][prefilter]") {
+  // Long lines, short lines, and literals placed at the lane edges (a quarter of the buffer).
+  std::mt19937 rng(99);
+  for (int round = 0; round < 40; ++round) {
+    std::vector<std::string> literals;
+    const int count = 1 + static_cast<int>(rng() % 5);
+    for (int i = 0; i < count; ++i) literals.push_back(random_text(rng, "abcd", 4 + rng() % 8));
+    const std::string newline_rate = round % 2 == 0 ? "abcd\n" : "abcdabcdabcdabcdabcdabcd\n";
+    std::string text = random_text(rng, newline_rate, 16384 + rng() % 40000);
+    for (int q = 1; q < 4; ++q) {
+      const size_t at = std::min(text.size() - 1, text.size() / 4 * q + rng() % 16);
+      text.replace(at, 0, literals[rng() % literals.size()]);
+    }
+    const LiteralSet set(literals);
+    INFO("round " << round);
+    REQUIRE(set.candidate_lines(text) == naive_lines(literals, text));
+  }
 }

@@ -1,0 +1,71 @@
+#include "daemon/core/newlines.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace faultd {
+namespace {
+
+// SWAR, eight bytes per step: after the XOR a newline byte is zero; ((x & 0x7f) + 0x7f) | x sets
+// a byte's high bit exactly when the byte is non-zero, and no carry crosses into the next byte.
+// Used for the tail, and for everything on compilers without generic vectors.
+uint64_t count_swar(const char* p, size_t n) {
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  constexpr uint64_t kNewlines = 0x0a0a0a0a0a0a0a0aULL;
+  uint64_t count = 0;
+  size_t i = 0;
+  while (i + 8 <= n) {
+    // Up to 255 words summed per byte lane (each adds 0 or 1), then the lanes are added up
+    // with one multiply: no popcount, which is a library call on baseline x86-64.
+    uint64_t lanes = 0;
+    const size_t words = std::min<size_t>((n - i) / 8, 255);
+    for (size_t w = 0; w < words; ++w, i += 8) {
+      uint64_t v;
+      std::memcpy(&v, p + i, sizeof v);
+      const uint64_t x = v ^ kNewlines;
+      lanes += (~(((x & kLow7) + kLow7) | x) & ~kLow7) >> 7;
+    }
+    // Pairwise first: four 16-bit sums of at most 510, so the multiply cannot overflow.
+    lanes = (lanes & 0x00ff00ff00ff00ffULL) + ((lanes >> 8) & 0x00ff00ff00ff00ffULL);
+    count += (lanes * 0x0001000100010001ULL) >> 48;
+  }
+  for (; i < n; ++i) count += p[i] == '\n' ? 1 : 0;
+  return count;
+}
+
+}  // namespace
+
+#if defined(__GNUC__)  // GCC and Clang: generic vectors, SSE2 on x86-64, NEON on aarch64
+uint64_t count_newlines(std::string_view bytes) {
+  using Bytes = unsigned char __attribute__((vector_size(16)));
+  constexpr size_t kWidth = sizeof(Bytes);
+  constexpr size_t kUnroll = 4;  // independent accumulators: no chain between steps
+  const char* p = bytes.data();
+  const size_t n = bytes.size();
+  const Bytes newline = {'\n', '\n', '\n', '\n', '\n', '\n', '\n', '\n',
+                         '\n', '\n', '\n', '\n', '\n', '\n', '\n', '\n'};
+  uint64_t count = 0;
+  size_t i = 0;
+  while (i + kWidth * kUnroll <= n) {
+    // A comparison gives 0xff per equal byte; subtracting it adds one. A lane overflows after
+    // 255 steps, so the lanes are summed into `count` at least that often.
+    Bytes acc[kUnroll] = {};
+    const size_t steps = std::min<size_t>((n - i) / (kWidth * kUnroll), 255);
+    for (size_t s = 0; s < steps; ++s, i += kWidth * kUnroll) {
+      for (size_t u = 0; u < kUnroll; ++u) {
+        Bytes v;
+        std::memcpy(&v, p + i + u * kWidth, kWidth);
+        acc[u] -= reinterpret_cast<Bytes>(v == newline);
+      }
+    }
+    for (size_t u = 0; u < kUnroll; ++u) {
+      for (size_t b = 0; b < kWidth; ++b) count += acc[u][b];
+    }
+  }
+  return count + count_swar(p + i, n - i);
+}
+#else
+uint64_t count_newlines(std::string_view bytes) { return count_swar(bytes.data(), bytes.size()); }
+#endif
+
+}  // namespace faultd
