@@ -48,6 +48,11 @@ CodeLevels load_mindcluster_fault_codes(const std::string& path, ErrorList& erro
     line_col(text, e.byte > 0 ? e.byte - 1 : 0, line, col);
     errors.add(path, line, col, std::string("invalid JSON: ") + e.what());
     return out;
+  } catch (const nlohmann::json::exception& e) {
+    // Valid syntax the library still refuses, such as a number too large for a double
+    // (out_of_range.406): it has no byte position.
+    errors.add(path, 1, 1, std::string("invalid JSON: ") + e.what());
+    return out;
   }
   if (!doc.is_object()) {
     errors.add(path, 1, 1, "the catalogue must be a JSON object of \"<Level>Codes\" lists");

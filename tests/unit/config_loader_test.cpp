@@ -199,6 +199,17 @@ rules:
   CHECK_THAT(errors, Catch::Contains(dir.file("faultCode.json") + ":2:"));
 }
 
+TEST_CASE("a catalogue with a number too large for a double is an error, not a crash",
+          "[config]") {
+  // Found by fuzzing: valid JSON syntax that the JSON library refuses with out_of_range.
+  TempDir dir;
+  dir.write("faultCode.json", R"({"SeparateNPUCodes": ["80818C00"], "x": 1e999})");
+  std::string errors;
+  CHECK_FALSE(
+      load(dir, "include: []\ncatalogs: { mindcluster_fault_codes: faultCode.json }\n", errors));
+  CHECK_THAT(errors, Catch::Contains(dir.file("faultCode.json") + ":1:1: invalid JSON"));
+}
+
 TEST_CASE("the shipped default and demo configs are valid", "[config]") {
   const std::string src = FAULTD_SOURCE_DIR;
   ErrorList errors;
