@@ -59,8 +59,8 @@ def unit_security(args, check, work):
 
     r = run(["systemd-analyze", "security", "--offline=true", "--no-pager", staged])
     m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", r.stdout + r.stderr)
-    if not check(m is not None, "systemd-analyze security rates the unit (%s)"
-                 % (r.stdout + r.stderr)[-500:]):
+    if not check(m is not None, "systemd-analyze security rates the unit"):
+        print((r.stdout + r.stderr)[-2000:])
         return
     exposure = float(m.group(1))
     print("# systemd-analyze security --offline=true: exposure %.1f" % exposure)
