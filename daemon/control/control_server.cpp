@@ -1,7 +1,6 @@
 #include "daemon/control/control_server.hpp"
 
 #include <grp.h>
-#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +9,7 @@
 #include <boost/asio.hpp>
 #include <filesystem>
 
+#include "daemon/control/control_access.hpp"
 #include "daemon/control/protocol.hpp"
 #include "daemon/core/json.hpp"
 
@@ -20,19 +20,24 @@ using Local = asio::local::stream_protocol;
 
 struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
   Impl(asio::io_context& ctx, std::string p, std::string g, Handler h)
-      : io(ctx), path(std::move(p)), group(std::move(g)), handler(std::move(h)), acceptor(io) {}
+      : io(ctx), path(std::move(p)), group(std::move(g)), handler(std::move(h)), acceptor(io) {
+    policy.daemon_uid = geteuid();
+    policy.group_name = group;
+  }
 
   asio::io_context& io;
   std::string path;
   std::string group;
   Handler handler;
   Local::acceptor acceptor;
-  gid_t gid = static_cast<gid_t>(-1);
+  control::AccessPolicy policy;
 
   struct Session : std::enable_shared_from_this<Session> {
-    Session(Local::socket s, std::shared_ptr<Impl> o) : sock(std::move(s)), owner(std::move(o)) {}
+    Session(Local::socket s, std::shared_ptr<Impl> o, control::PeerCredentials p)
+        : sock(std::move(s)), owner(std::move(o)), peer(std::move(p)) {}
     Local::socket sock;
     std::shared_ptr<Impl> owner;
+    control::PeerCredentials peer;
     asio::streambuf in{kMaxRequest};
     std::string out;
     static constexpr size_t kMaxRequest = control::kMaxRequestBytes;
@@ -44,7 +49,8 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
         std::string line(asio::buffers_begin(self->in.data()),
                          asio::buffers_begin(self->in.data()) + static_cast<std::ptrdiff_t>(n));
         self->in.consume(n);
-        self->respond(self->owner->dispatch(line));
+        self->respond(
+            control::handle_request(line, self->peer, self->owner->policy, self->owner->handler));
       });
     }
     void respond(const nlohmann::json& reply) {
@@ -56,61 +62,33 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
     }
   };
 
-  bool peer_allowed(int fd) const {
-    ucred cred{};
-    socklen_t len = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
-    if (cred.uid == 0 || cred.uid == geteuid()) return true;
-    if (gid == static_cast<gid_t>(-1)) return false;
-    if (cred.gid == gid) return true;
-    // Supplementary groups: membership as listed in the group database.
-    if (group.empty()) return false;
-    struct group* gr = getgrgid(gid);
-    if (gr == nullptr) return false;
-    std::string user;
-    // Resolve the peer's user name through its uid.
-    if (auto* pw = getpwuid(cred.uid)) user = pw->pw_name;
-    for (char** m = gr->gr_mem; m != nullptr && *m != nullptr; ++m) {
-      if (user == *m) return true;
-    }
-    return false;
-  }
-
-  nlohmann::json dispatch(const std::string& line) {
-    nlohmann::json request;
-    try {
-      request = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {
-      return {{"ok", false}, {"error", std::string("request is not JSON: ") + e.what()}};
-    }
-    if (!request.is_object() || !request.contains("cmd") || !request["cmd"].is_string()) {
-      return {{"ok", false}, {"error", "request needs a \"cmd\" string"}};
-    }
-    try {
-      return handler(request);
-    } catch (const std::exception& e) {
-      return {{"ok", false}, {"error", e.what()}};
-    }
-  }
-
   void accept() {
     auto self = shared_from_this();
     acceptor.async_accept([self](boost::system::error_code ec, Local::socket sock) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec) {
-        if (self->peer_allowed(sock.native_handle())) {
-          std::make_shared<Session>(std::move(sock), self)->read();
-        } else {
-          spdlog::warn("control socket: refused a client that is not root or in group '{}'",
-                       self->group);
-          auto s = std::make_shared<Session>(std::move(sock), self);
-          s->out = dump_json({{"ok", false}, {"error", "permission denied"}}) + "\n";
-          asio::async_write(s->sock, asio::buffer(s->out),
-                            [s](boost::system::error_code, size_t) {});
-        }
-      }
+      if (!ec) self->admit(std::move(sock));
       self->accept();
     });
+  }
+
+  // A peer that may run no command at all is told why and disconnected at once; the others are
+  // checked again per command (handle_request), by the command's class.
+  void admit(Local::socket sock) {
+    auto peer = control::peer_credentials(sock.native_handle());
+    const bool any = peer && (policy.allows(*peer, control::Access::Read) ||
+                              policy.allows(*peer, control::Access::Mutate));
+    auto session = std::make_shared<Session>(std::move(sock), shared_from_this(),
+                                             peer.value_or(control::PeerCredentials{}));
+    if (any) return session->read();
+    if (peer) {
+      spdlog::warn("control socket: refused uid {} gid {} (pid {}): not root, not in group '{}'",
+                   peer->uid, peer->gid, peer->pid, group);
+    } else {
+      spdlog::warn("control socket: refused a client whose credentials could not be read");
+    }
+    session->out = dump_json({{"ok", false}, {"error", policy.refusal({})}}) + "\n";
+    asio::async_write(session->sock, asio::buffer(session->out),
+                      [session](boost::system::error_code, size_t) {});
   }
 };
 
@@ -140,7 +118,7 @@ void ControlServer::start() {
   if (bec) throw std::runtime_error(impl_->path + ": cannot listen: " + bec.message());
   if (!impl_->group.empty()) {
     if (struct group* gr = getgrnam(impl_->group.c_str())) {
-      impl_->gid = gr->gr_gid;
+      impl_->policy.group = gr->gr_gid;
       if (chown(impl_->path.c_str(), static_cast<uid_t>(-1), gr->gr_gid) != 0) {
         spdlog::warn("control socket: cannot give {} to group {}", impl_->path, impl_->group);
       }

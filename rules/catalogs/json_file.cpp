@@ -39,6 +39,11 @@ std::optional<nlohmann::json> read_json_file(const std::string& path, const std:
     line_col(text, e.byte > 0 ? e.byte - 1 : 0, line, col);
     errors.add(path, line, col, std::string("invalid JSON: ") + e.what());
     return std::nullopt;
+  } catch (const nlohmann::json::exception& e) {
+    // Valid syntax the library still refuses, such as a number too large for a double
+    // (out_of_range.406): it has no byte position.
+    errors.add(path, 1, 1, std::string("invalid JSON: ") + e.what());
+    return std::nullopt;
   }
 }
 

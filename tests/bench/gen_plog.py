@@ -87,7 +87,7 @@ FAULTS = [
      "[EVENT] TDT(4717,tsdaemon):" + TS + " [tsdaemon.cpp:1811][RunSpecialProcess][tid:4717] [TsdEVENT] Event id=0x80818c00.", "{path}"),
     ("ascend.asd.device-os-sensor", "device",
      "[EVENT] KERNEL(6843,sklogd):" + TS + " [klogd.c:253][251681.794072] [ascend] [EVENT] [dms] (Node Type=0x40; Sensor Type=0xc6; event_state=0)", "{path}"),
-    # training log (worker_5.log: the device comes from the path unless the line names one)
+    # training log (worker_5.log: the device comes from the path)
     ("ascend.asd.silent-detect-strike", "training",
      "[WARNING] DEBUG({pid},fffee7e591e0,python):" + TS + " [mindspore/ccsrc/tools/silent_detect/silent_detector.cc:109] SilentDetect] Silent detect strike detected: StrikeRecord{{timestamp: 1756176386, name: fc1.weight, value: inf, stat: 0}}", "{path}"),
     ("ascend.asd.strikes-out", "training",
@@ -96,8 +96,9 @@ FAULTS = [
      "[WARNING] DEBUG({pid},fffda37fe1e0,python):" + TS + " [mindspore/ccsrc/tools/silent_detect/silent_detector.cc:305] DoCheckSum] CheckSum detects MatMul error on rank 5", "{path}"),
     ("ascend.asd.sdc-error", "training",
      "[WARNING] DEBUG({pid},fffda37fe1e0,python):" + TS + " [mindspore/ccsrc/tools/silent_detect/silent_detector.cc:318] DoCheckSum] SilentCheck detects SDC error, which means training may be unstable. Search 'CheckSum detects MatMul error' in all ranks' logs.", "{path}"),
+    # The worker's path names its device, which outranks an inline id (log-formats.md §11).
     ("ascend.memory.device-oom", "training",
-     "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU {d}; 60.96 GiB total capacity; 58.02 GiB already allocated; 58.02 GiB current active; 412.85 MiB free)", "{d}"),
+     "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 5; 60.96 GiB total capacity; 58.02 GiB already allocated; 58.02 GiB current active; 412.85 MiB free)", "{path}"),
     ("ascend.memory.driver-oom", "training",
      "EL0004: [PID: {pid}] " + TS + " Failed to allocate memory.", "{path}"),
     ("ascend.hccl.notify-timeout", "training",

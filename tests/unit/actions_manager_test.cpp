@@ -1,7 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <boost/asio.hpp>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "daemon/actions/action_manager.hpp"
@@ -212,4 +215,49 @@ TEST_CASE("an action that is not configured is skipped with a log, nothing runs"
   h.actions.start({"isolate"}, h.fault("8", 1), false);
   CHECK(h.actions.in_flight() == 0);
   CHECK(h.store.query_actions("8", 10).empty());
+}
+
+TEST_CASE(
+    "a hook gets the allow-listed environment, its configured argv, and log text only on "
+    "stdin",
+    "[actions][security]") {
+  Harness h;
+  // Something the daemon's own environment holds must not leak to hooks.
+  ::setenv("FAULTD_TEST_DAEMON_SECRET", "do-not-pass", 1);
+  const std::string dump = h.dir.file("exec.txt");
+  const std::string marker = h.dir.file("pwned");
+  ActionConfig a;
+  a.name = "isolate";
+  a.hook.argv = {std::string(FAULTD_SOURCE_DIR) + "/tests/fakes/hooks/dump_exec.sh", dump};
+  a.hook.timeout = 10s;
+  h.configure({a});
+  Finding f = h.fault("4", 1);
+  // A log line written to make a shell run something: it must stay data.
+  f.text = "[ERROR] device 4 $(touch " + marker + ") `touch " + marker + "`; touch " + marker;
+  h.actions.start({"isolate"}, f, false);
+  h.settle();
+  ::unsetenv("FAULTD_TEST_DAEMON_SECRET");
+
+  std::ifstream in(dump);
+  std::vector<std::string> args;
+  std::set<std::string> env_names;
+  std::string stdin_text;
+  bool in_stdin = false;
+  for (std::string line; std::getline(in, line);) {
+    if (in_stdin) {
+      stdin_text += line + "\n";
+    } else if (line.rfind("ARG:", 0) == 0) {
+      args.push_back(line.substr(4));
+    } else if (line.rfind("ENV:", 0) == 0) {
+      env_names.insert(line.substr(4, line.find('=') - 4));
+    } else if (line == "STDIN:") {
+      in_stdin = true;
+    }
+  }
+  CHECK(args == std::vector<std::string>{dump});  // the configured argv, nothing from the log
+  CHECK(env_names == std::set<std::string>{"PATH", "FAULTD_ACTION", "FAULTD_NODE", "FAULTD_DEVICE",
+                                           "FAULTD_RULE", "FAULTD_CODE", "FAULTD_LEVEL",
+                                           "FAULTD_FAULT_ID", "FAULTD_DRY_RUN"});
+  CHECK_THAT(stdin_text, Catch::Contains("$(touch " + marker + ")"));  // the evidence, as data
+  CHECK_FALSE(std::filesystem::exists(marker));                        // no shell ever saw it
 }

@@ -199,6 +199,16 @@ rules:
   CHECK_THAT(errors, Catch::Contains(dir.file("faultCode.json") + ":2:"));
 }
 
+TEST_CASE("a catalogue with a number too large for a double is an error, not a crash", "[config]") {
+  // Found by fuzzing: valid JSON syntax that the JSON library refuses with out_of_range.
+  TempDir dir;
+  dir.write("faultCode.json", R"({"SeparateNPUCodes": ["80818C00"], "x": 1e999})");
+  std::string errors;
+  CHECK_FALSE(
+      load(dir, "include: []\ncatalogs: { mindcluster_fault_codes: faultCode.json }\n", errors));
+  CHECK_THAT(errors, Catch::Contains(dir.file("faultCode.json") + ":1:1: invalid JSON"));
+}
+
 TEST_CASE("the shipped default and demo configs are valid", "[config]") {
   const std::string src = FAULTD_SOURCE_DIR;
   ErrorList errors;
@@ -266,4 +276,23 @@ catalogs:
   CHECK_FALSE(
       load(dir, "include: []\ncatalogs: { mindcluster_customization: nope.json }\n", errors));
   CHECK_THAT(errors, Catch::Contains(dir.file("nope.json")));
+}
+
+TEST_CASE("the webhook listens on loopback unless told otherwise and needs a token file",
+          "[config][security]") {
+  TempDir dir;
+  dir.write("webhook.token", "t0ken\n");
+  std::string errors;
+  auto cfg = load(dir, "include: []\nwebhook: { token_file: webhook.token }\n", errors);
+  INFO(errors);
+  REQUIRE(cfg);
+  CHECK(cfg->webhook_listen == "127.0.0.1:9848");
+  CHECK(cfg->webhook_token_file == dir.file("webhook.token"));
+  // Not configured at all: off.
+  auto off = load(dir, "include: []\n", errors);
+  REQUIRE(off);
+  CHECK(off->webhook_listen.empty());
+  // On without a token: refused at load, not served open.
+  CHECK_FALSE(load(dir, "include: []\nwebhook: { listen: \"127.0.0.1:9848\" }\n", errors));
+  CHECK_THAT(errors, Catch::Contains("webhook needs a token_file"));
 }

@@ -490,6 +490,24 @@ TEST_CASE("webhook: Expect 100-continue gets 100 before the body", "[control][we
   CHECK(s.calls() == 1);
 }
 
+TEST_CASE("webhook: headers over 8 KiB get 431 before any token check", "[control][webhook]") {
+  Server s;
+  const std::string padding = "X-Padding: " + std::string(9 * 1024, 'p') + "\r\n";
+  auto r = exchange(s.port(), request("POST", "/api/v1/alerts", alertmanager_body(),
+                                      padding + "Authorization: Bearer " + kToken + "\r\n"));
+  REQUIRE(r);
+  CHECK(r->status == 431);
+  CHECK(r->header("connection") == "close");
+  CHECK(s.calls() == 0);
+  CHECK(s.stats().bad_request == 1);
+  // Just under the limit is served.
+  const std::string fits = "X-Padding: " + std::string(6 * 1024, 'p') + "\r\n";
+  auto ok = exchange(s.port(), request("POST", "/api/v1/alerts", alertmanager_body(),
+                                       fits + "Authorization: Bearer " + kToken + "\r\n"));
+  REQUIRE(ok);
+  CHECK(ok->status == 202);
+}
+
 TEST_CASE("webhook: a client that stalls in its headers is disconnected after the timeout",
           "[control][webhook]") {
   WebhookServer::Options o;
