@@ -42,6 +42,7 @@ struct ActionSettings {
 
 inline constexpr const char* kIsolateAction = "isolate";
 inline constexpr const char* kDiagnoseAction = "diagnose";
+inline constexpr const char* kClearAction = "clear";
 
 class ActionManager {
  public:

@@ -148,6 +148,7 @@ class Daemon final : public ChunkSink {
   void journal_actions(Store::Txn& txn, const Transition& t);
   void on_action_finished(const ActionRecord& record, const HookResult* result);
   void on_diagnosis(const ActionRecord& record);
+  void undo_isolation(const Transition& t);
   std::optional<Transition> commit_transition(
       const std::function<std::optional<Transition>()>& change, Finding* operator_fault);
 
@@ -696,8 +697,24 @@ std::optional<Transition> Daemon::commit_transition(
     metrics_.on_device_states(machine_.devices());
     spdlog::warn("device {}: {} -> {} ({})", t->device, to_string(t->from), to_string(t->to),
                  t->reason);
+    if (t->from == DeviceState::Isolated && t->to == DeviceState::Healthy) undo_isolation(*t);
   }
   return t;
+}
+
+// A device left isolation (operator clear, passing diagnosis, Alertmanager clear): the `clear`
+// action, when configured, undoes what the isolate hook did in the cluster (the recipes read
+// FAULTD_ACTION=clear). Keyed by the isolating incident, so it runs once per isolation.
+void Daemon::undo_isolation(const Transition& t) {
+  if (config_.actions.count(kClearAction) == 0 || t.fault_id == 0) return;
+  try {
+    if (auto incident = store_->find_fault(t.fault_id)) {
+      actions_->start({kClearAction}, *incident, /*by_operator=*/true);
+    }
+  } catch (const StoreError& e) {
+    metrics_.on_store_error();
+    spdlog::error("device {}: clear action not started: {}", t.device, e.what());
+  }
 }
 
 void Daemon::on_action_finished(const ActionRecord& record, const HookResult* result) {
