@@ -179,8 +179,14 @@ std::vector<size_t> LiteralSet::candidate_lines(std::string_view text) const {
       from = to;
     }
     if (lanes == kLanes) {
-      // Lock step while every lane has work; then each lane finishes alone.
-      while (lane[0].step() & lane[1].step() & lane[2].step() & lane[3].step()) {
+      // Lock step while every lane has work; then each lane finishes alone. Every lane steps on
+      // each round (no short circuit), which is the point of running them side by side.
+      auto all_stepped = [&lane] {
+        unsigned stepped = 1;
+        for (auto& l : lane) stepped &= static_cast<unsigned>(l.step());
+        return stepped != 0;
+      };
+      while (all_stepped()) {
       }
     }
     for (size_t i = 0; i < lanes; ++i) {
