@@ -56,6 +56,7 @@ LifecycleSettings lifecycle_settings(const Config& c) {
   s.storm = c.policy.storm;
   s.frequency = c.policy.escalations;
   s.duration = c.policy.duration_escalations;
+  s.correlations = c.policy.correlations;
   for (const auto& id : c.rules->shadow_rule_ids()) s.shadow_rules.insert(id);
   return s;
 }
@@ -70,8 +71,9 @@ Duration lifecycle_memory(const PolicyConfig& p) {
 // What one committed chunk (or alert, or tick) changed, for metrics, logs and actions.
 struct Outcome {
   std::vector<Transition> transitions;
-  std::vector<Finding> fresh;    // journaled
-  std::vector<Finding> grouped;  // counted into an open incident
+  std::vector<Finding> fresh;      // journaled
+  std::vector<Finding> grouped;    // counted into an open incident
+  std::vector<Finding> incidents;  // an incident's first finding whose level was raised
   std::vector<Finding> shadow;
   std::vector<Finding> storms;  // the node-level incidents opened
   std::vector<FaultLevel> escalations;
@@ -562,6 +564,19 @@ void Daemon::record(Store::Txn& txn, Finding& f, Outcome& out) {
       }
       break;
     }
+    case Kind::Evidence:
+      if (d.raised) {
+        if (auto first = store_->find_fault(d.incident)) {
+          first->level = d.level;
+          out.escalations.push_back(d.level);
+          if (auto t = machine_.on_finding(*first, f.time)) {
+            t->reason = first->rule + " (" + d.escalation + ")";
+            commit(txn, *t, out);
+            out.incidents.push_back(*first);
+          }
+        }
+      }
+      break;
     case Kind::NoDevice:
     case Kind::Grouped:
       break;
@@ -593,6 +608,7 @@ void Daemon::report(const Outcome& out) {
   for (auto level : out.escalations) metrics_.on_escalation(level);
   metrics_.on_incidents_open(lifecycle_.open_incidents().size());
   std::vector<Finding> causes = out.fresh;
+  causes.insert(causes.end(), out.incidents.begin(), out.incidents.end());
   apply_transitions(out.transitions, causes);
 }
 

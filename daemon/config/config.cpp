@@ -43,6 +43,14 @@ std::string host_name() {
 
 bool has_wildcard(const std::string& p) { return p.find_first_of("*?[") != std::string::npos; }
 
+// A code as findings carry it: upper case, without 0x.
+std::string normalized_code(std::string c) {
+  std::transform(c.begin(), c.end(), c.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  if (c.rfind("0X", 0) == 0) c.erase(0, 2);
+  return c;
+}
+
 struct Loader {
   explicit Loader(ErrorList& e) : errors(e) {}
   Config cfg;
@@ -57,6 +65,7 @@ struct Loader {
   void load_catalogs(const YAML::Node& map, const Ctx& ctx);
   void load_policy(const YAML::Node& map, const Ctx& ctx);
   void load_escalations(const YAML::Node& list, const Ctx& ctx);
+  void load_correlations(const YAML::Node& list, const Ctx& ctx);
   void load_includes(const YAML::Node& origin, const Ctx& ctx);
   void check_action_refs(const YAML::Node& origin, const Ctx& ctx,
                          const std::set<std::string>& explicit_levels);
@@ -319,7 +328,7 @@ void Loader::load_actions(const YAML::Node& map, const Ctx& ctx) {
 void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
   if (!yaml::check_map(map, "policy",
                        {"max_isolations", "dry_run", "default_level", "levels", "incident_ttl",
-                        "storm", "escalate", "diagnosis"},
+                        "storm", "escalate", "correlate", "diagnosis"},
                        ctx)) {
     return;
   }
@@ -345,6 +354,7 @@ void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
     }
   }
   if (auto e = map["escalate"]; e.IsDefined()) load_escalations(e, ctx);
+  if (auto c = map["correlate"]; c.IsDefined()) load_correlations(c, ctx);
   if (auto d = map["diagnosis"];
       d.IsDefined() && yaml::check_map(d, "diagnosis", {"on_pass"}, ctx)) {
     const std::string on_pass = yaml::get_string(d, "on_pass", ctx).value_or("release");
@@ -411,12 +421,7 @@ void Loader::load_escalations(const YAML::Node& list, const Ctx& ctx) {
     }
     FrequencyEscalation e;
     if (auto codes = yaml::get_string_list(n, "codes", ctx)) {
-      for (auto c : *codes) {
-        std::transform(c.begin(), c.end(), c.begin(),
-                       [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
-        if (c.rfind("0X", 0) == 0) c.erase(0, 2);
-        e.codes.insert(c);
-      }
+      for (const auto& c : *codes) e.codes.insert(normalized_code(c));
     }
     if (auto rules = yaml::get_string_list(n, "rules", ctx)) {
       e.rules.insert(rules->begin(), rules->end());
@@ -433,6 +438,32 @@ void Loader::load_escalations(const YAML::Node& list, const Ctx& ctx) {
       }
     }
     cfg.policy.escalations.push_back(std::move(e));
+  }
+}
+
+// policy.correlate replaces the default (80818C00 from two rules within 10m → SeparateNPU).
+void Loader::load_correlations(const YAML::Node& list, const Ctx& ctx) {
+  cfg.policy.correlations.clear();
+  if (!list.IsSequence()) {
+    ctx.error(list, "policy.correlate must be a list of {codes, signals, window, to}");
+    return;
+  }
+  for (const auto& n : list) {
+    if (!yaml::check_map(n, "a correlation", {"codes", "signals", "window", "to"}, ctx)) continue;
+    Correlation c;
+    if (auto codes = yaml::get_string_list(n, "codes", ctx)) {
+      for (const auto& code : *codes) c.codes.insert(normalized_code(code));
+    }
+    if (auto v = yaml::get_int(n, "signals", ctx, 2, 100)) c.signals = static_cast<int>(*v);
+    if (auto v = yaml::get_duration(n, "window", ctx)) c.window = *v;
+    if (auto v = yaml::get_string(n, "to", ctx)) {
+      if (auto level = parse_fault_level(*v)) {
+        c.to = *level;
+      } else {
+        ctx.error(n["to"], "unknown fault level '" + *v + "'");
+      }
+    }
+    cfg.policy.correlations.push_back(std::move(c));
   }
 }
 

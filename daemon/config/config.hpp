@@ -46,6 +46,8 @@ struct PolicyConfig {
   LifecycleSettings::Storm storm;
   std::vector<FrequencyEscalation> escalations;  // policy.escalate, then the catalogue's
   std::vector<DurationEscalation> duration_escalations;
+  // Two signals about one device and code within a window escalate (policy.correlate).
+  std::vector<Correlation> correlations{Correlation{{"80818C00"}}};
   bool release_on_diagnosis_pass = true;  // a passing diagnosis clears the device
 };
 PolicyConfig default_policy();

@@ -30,7 +30,7 @@ void Lifecycle::load(const std::vector<Incident>& incidents) {
   for (const auto& i : incidents) {
     incidents_[i.id] = i;
     if (!i.device.empty()) devices_seen_.insert(i.device);
-    if (i.open && !i.node_level) open_[Key{i.device, i.rule, i.code}] = i.id;
+    if (i.open && !i.node_level) open_[key_of(i.device, i.rule, i.code)] = i.id;
   }
 }
 
@@ -42,6 +42,30 @@ const FrequencyEscalation* Lifecycle::frequency_for(const Finding& f) const {
 }
 
 void Lifecycle::mark_dirty(int64_t id) { dirty_.insert(id); }
+
+Lifecycle::Key Lifecycle::key_of(const std::string& device, const std::string& rule,
+                                 const std::string& code) {
+  return code.empty() ? Key{device, rule, ""} : Key{device, "", code};
+}
+
+void Lifecycle::correlate(Incident& i, const Finding& f, TimePoint now, Decision& d) {
+  i.rules.push_back(f.rule);
+  d.kind = Kind::Evidence;
+  for (const auto& c : settings_.correlations) {
+    if (!c.codes.empty() && !c.codes.count(i.code)) continue;
+    if (now - i.first > c.window || static_cast<int>(i.rules.size()) < c.signals) continue;
+    if (!more_severe(c.to, i.level)) continue;
+    std::string rules;
+    for (const auto& r : i.rules) rules += (rules.empty() ? "" : ", ") + r;
+    i.level = c.to;
+    i.escalation = std::to_string(i.rules.size()) + " signals within " + seconds_text(c.window) +
+                   " (" + rules + ") raise it to " + std::string(to_string(c.to));
+    d.level = i.level;
+    d.escalation = i.escalation;
+    d.raised = true;
+    return;
+  }
+}
 
 // Closes incidents whose last finding is older than the TTL and forgets closed ones that no
 // window can count any more.
@@ -136,7 +160,7 @@ Lifecycle::Decision Lifecycle::decide(const Finding& f, TimePoint now) {
     return d;
   }
   if (storm_check(f, now, d)) return d;
-  auto it = open_.find(Key{f.device, f.rule, f.code});
+  auto it = open_.find(key_of(f.device, f.rule, f.code));
   if (it != open_.end() && now - incidents_[it->second].last >= settings_.incident_ttl) {
     incidents_[it->second].open = false;  // the TTL passed: this is a new occurrence
     mark_dirty(it->second);
@@ -151,6 +175,8 @@ Lifecycle::Decision Lifecycle::decide(const Finding& f, TimePoint now) {
     d.kind = Kind::Grouped;
     d.incident = i.id;
     d.level = i.level;
+    if (i.rules.empty()) i.rules.push_back(i.rule);  // loaded from the store
+    if (std::find(i.rules.begin(), i.rules.end(), f.rule) == i.rules.end()) correlate(i, f, now, d);
     return d;
   }
   d.kind = Kind::NewIncident;
@@ -187,8 +213,9 @@ void Lifecycle::opened(const Finding& f, const Decision& d) {
   i.base_level = f.level;
   i.first = i.last = f.time;
   i.escalation = d.escalation;
+  i.rules = {f.rule};
   incidents_[i.id] = i;
-  open_[Key{i.device, i.rule, i.code}] = i.id;
+  open_[key_of(i.device, i.rule, i.code)] = i.id;
   mark_dirty(i.id);
 }
 

@@ -1,9 +1,15 @@
 // The fault lifecycle between a finding and the device state machine: what a finding *means*
 // given what came before it on this node.
 //
-//   - Incident grouping (flood control): findings for the same device and signature (rule, code)
-//     while an incident is open (its last finding less than `incident_ttl` ago) join that
-//     incident and bump its count; only the first is journaled and can change device state.
+//   - Incident grouping (flood control): findings for the same device and signature while an
+//     incident is open (its last finding less than `incident_ttl` ago) join that incident and
+//     bump its count; only the first is journaled and can change device state. The signature is
+//     the code when there is one (so an ASD log line and npu-smi's 80818C00 for the same device
+//     are one incident), else the rule.
+//   - Correlation: a finding from another rule joining an open incident is new evidence: it is
+//     journaled, and when `signals` distinct rules have reported the incident's code within
+//     `window`, its level is raised to `to` (e.g. an ASD log warning plus 80818C00 from npu-smi
+//     within 10 minutes → SeparateNPU: one incident, both pieces of evidence).
 //   - Escalation by frequency: `times` new incidents of a code (or rule) within `window` raise the
 //     level to `to` (MindCluster's faultCustomization.json FaultFrequency, and the same knobs for
 //     faultd's own rules). After `release` without a new one, the count starts over and a device
@@ -46,6 +52,16 @@ struct Incident {
   bool node_level = false;  // a storm: the devices are listed in `note`
   std::string escalation;   // why the level was raised; empty when it was not
   std::string note;
+  // The rules that reported it (evidence for correlation); in memory only: after a restart an
+  // open incident knows its first rule.
+  std::vector<std::string> rules;
+};
+
+struct Correlation {
+  std::set<std::string> codes;  // empty: any code
+  int signals = 2;              // distinct rules
+  Duration window = std::chrono::minutes(10);
+  FaultLevel to = FaultLevel::SeparateNPU;
 };
 
 struct FrequencyEscalation {
@@ -73,6 +89,7 @@ struct LifecycleSettings {
   } storm;
   std::vector<FrequencyEscalation> frequency;
   std::vector<DurationEscalation> duration;
+  std::vector<Correlation> correlations;
   std::set<std::string> shadow_rules;
 };
 
@@ -81,6 +98,7 @@ class Lifecycle {
   enum class Kind {
     NewIncident,  // journal it, open an incident, let the state machine see it at `level`
     Grouped,      // count it into `incident`; nothing else changes
+    Evidence,     // another rule's finding for `incident`: journal it; `raised` if correlated
     Storm,        // part of a node-level storm: journal it, change no device
     Shadow,       // a shadow rule: journal and count it, change nothing
     Recovery,     // the source says the device recovered: close `closed` incidents
@@ -90,9 +108,10 @@ class Lifecycle {
     Kind kind = Kind::NoDevice;
     FaultLevel level = FaultLevel::NotHandleFault;  // effective level (escalated or not)
     std::string escalation;                         // why the level was raised
-    int64_t incident = 0;                           // Grouped: the incident it joined
-    std::vector<int64_t> closed;                    // Recovery: the incidents it closed
-    std::optional<Incident> storm_started;          // this finding tipped a storm: record it (id 0)
+    int64_t incident = 0;                           // Grouped/Evidence: the incident it joined
+    bool raised = false;                    // Evidence: correlation raised the incident to `level`
+    std::vector<int64_t> closed;            // Recovery: the incidents it closed
+    std::optional<Incident> storm_started;  // this finding tipped a storm: record it (id 0)
   };
 
   void configure(LifecycleSettings settings);
@@ -128,6 +147,8 @@ class Lifecycle {
     int64_t incident = 0;
   };
   const FrequencyEscalation* frequency_for(const Finding& f) const;
+  static Key key_of(const std::string& device, const std::string& rule, const std::string& code);
+  void correlate(Incident& i, const Finding& f, TimePoint now, Decision& d);
   void expire(TimePoint now);
   void mark_dirty(int64_t id);
   bool storm_check(const Finding& f, TimePoint now, Decision& d);

@@ -269,3 +269,52 @@ TEST_CASE("state machine: recovery, release and verdict paths", "[state][lifecyc
   CHECK(m.find("3")->verdict.empty());
   CHECK_FALSE(m.find("3")->acked);
 }
+
+TEST_CASE("two signals about one device and code correlate into one raised incident",
+          "[state][lifecycle]") {
+  auto s = settings();
+  Correlation c;
+  c.codes = {"80818C00"};
+  c.window = 10min;
+  c.to = FaultLevel::SeparateNPU;
+  s.correlations.push_back(c);
+  Harness h;
+  h.lifecycle.configure(s);
+  // The training log's strike (SubHealth) opens the incident...
+  auto first = h.feed(finding("3", "80818C00", t0, "training.asd.strike"));
+  REQUIRE(first.kind == Lifecycle::Kind::NewIncident);
+  // ...its repeats are flood, not evidence...
+  CHECK(h.feed(finding("3", "80818C00", t0 + 1min, "training.asd.strike")).kind ==
+        Lifecycle::Kind::Grouped);
+  // ...and npu-smi's 80818C00 for the same device is the second signal: the same incident,
+  // raised, both pieces of evidence kept.
+  auto second = h.feed(finding("3", "80818C00", t0 + 5min, "ascend.npu-smi.health-fault"));
+  CHECK(second.kind == Lifecycle::Kind::Evidence);
+  CHECK(second.incident == 1);
+  CHECK(second.raised);
+  CHECK(second.level == FaultLevel::SeparateNPU);
+  CHECK_THAT(second.escalation,
+             Catch::Contains("training.asd.strike, ascend.npu-smi.health-fault"));
+  REQUIRE(h.lifecycle.open_incidents().size() == 1);
+  CHECK(h.lifecycle.open_incidents()[0].level == FaultLevel::SeparateNPU);
+}
+
+TEST_CASE("signals further apart than the window, or about another code, do not correlate",
+          "[state][lifecycle]") {
+  auto s = settings();
+  s.incident_ttl = 1h;
+  Correlation c;
+  c.codes = {"80818C00"};
+  c.window = 10min;
+  s.correlations.push_back(c);
+  Harness h;
+  h.lifecycle.configure(s);
+  h.feed(finding("3", "80818C00", t0, "training.asd.strike"));
+  auto late = h.feed(finding("3", "80818C00", t0 + 11min, "ascend.npu-smi.health-fault"));
+  CHECK(late.kind == Lifecycle::Kind::Evidence);  // still evidence of the open incident
+  CHECK_FALSE(late.raised);
+  h.feed(finding("4", "80818C06", t0, "rule.a"));
+  auto other = h.feed(finding("4", "80818C06", t0 + 1min, "rule.b"));
+  CHECK(other.kind == Lifecycle::Kind::Evidence);
+  CHECK_FALSE(other.raised);
+}
