@@ -59,6 +59,19 @@ std::string str(const nlohmann::json& j, const char* key) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+// What is known about a device besides its state, shown before the reason: a diagnosis
+// verdict (a faulty device is waiting for repair) and an operator's acknowledgement.
+std::string marks(const nlohmann::json& d) {
+  std::string out;
+  if (d.value("repair", false)) {
+    out += "[repair] ";
+  } else if (const auto v = d.value("verdict", std::string()); !v.empty()) {
+    out += "[diagnosis " + v + "] ";
+  }
+  if (d.value("acked", false)) out += "[acked: " + d.value("ack_reason", std::string()) + "] ";
+  return out;
+}
+
 void print_status(const nlohmann::json& r) {
   std::cout << "node " << str(r, "node") << "  faultd " << str(r, "version") << "  rules "
             << str(r, "rules") << "  dry-run " << (r.value("dry_run", false) ? "yes" : "no")
@@ -69,7 +82,7 @@ void print_status(const nlohmann::json& r) {
   for (const auto& d : r["devices"]) {
     std::cout << std::setw(12) << str(d, "device") << std::setw(10) << str(d, "state")
               << std::setw(26) << str(d, "since") << std::setw(22) << str(d, "level")
-              << std::setw(10) << str(d, "code") << str(d, "reason") << '\n';
+              << std::setw(10) << str(d, "code") << marks(d) << str(d, "reason") << '\n';
   }
   if (r["devices"].empty()) std::cout << "(no device has reported a fault)\n";
   std::cout << '\n'

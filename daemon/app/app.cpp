@@ -484,6 +484,7 @@ bool Daemon::commit_findings(std::vector<Finding>& findings, const ReadPosition*
   Outcome out;
   try {
     Store::Txn txn(*store_);
+    lifecycle_.anticipate(findings);  // a storm arriving at once isolates none of its devices
     for (auto& f : findings) record(txn, f, out);
     for (const auto& i : lifecycle_.take_dirty()) txn.save_incident(i);
     if (position != nullptr) txn.save_position(*position);

@@ -335,11 +335,15 @@ void Metrics::on_rules(const std::vector<std::string>& rule_ids, const std::stri
 }
 
 void Metrics::on_finding(const Finding& f, TimePoint committed) {
-  faults_
-      ->Add({{"device", f.device},
-             {"level", std::string(to_string(f.level))},
-             {"code", code_label(f.code)}})
-      .Increment();
+  // A recovery carries the code it recovers from, and so that code's level: counted here it
+  // would look like one more fault to every alert on faultd_faults_total.
+  if (!f.recovery) {
+    faults_
+        ->Add({{"device", f.device},
+               {"level", std::string(to_string(f.level))},
+               {"code", code_label(f.code)}})
+        .Increment();
+  }
   rule_matches_->Add({{"rule", f.rule}}).Increment();
   for (const auto& [key, value] : f.annotations) {
     if (key == "detector")

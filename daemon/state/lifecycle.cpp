@@ -89,13 +89,28 @@ void Lifecycle::expire(TimePoint now) {
   }
 }
 
-bool Lifecycle::storm_check(const Finding& f, TimePoint now, Decision& d) {
+// The signature's window with `f`'s device counted in it and devices older than the window
+// dropped.
+Lifecycle::StormWindow& Lifecycle::storm_window(const Finding& f, TimePoint now) {
   auto& w = storms_[signature_of(f.rule, f.code)];
   if (w.active && now - w.last > settings_.storm.window) w.active = false;
   for (auto it = w.devices.begin(); it != w.devices.end();) {
     it = now - it->second > settings_.storm.window ? w.devices.erase(it) : std::next(it);
   }
   w.devices[f.device] = now;
+  return w;
+}
+
+void Lifecycle::anticipate(const std::vector<Finding>& batch) {
+  for (const auto& f : batch) {
+    if (f.device.empty() || f.recovery || settings_.shadow_rules.count(f.rule)) continue;
+    devices_seen_.insert(f.device);
+    storm_window(f, f.time);
+  }
+}
+
+bool Lifecycle::storm_check(const Finding& f, TimePoint now, Decision& d) {
+  auto& w = storm_window(f, now);
   const int devices =
       std::max(settings_.storm.node_devices, static_cast<int>(devices_seen_.size()));
   const int threshold = std::max(

@@ -118,6 +118,11 @@ class Lifecycle {
   // Open incidents, and recent ones (for frequency windows), from the store.
   void load(const std::vector<Incident>& incidents);
 
+  // Findings that arrived together (one read buffer) are judged together: each device of the
+  // batch counts towards its signature's storm before any of them is decided, so a storm whose
+  // lines arrive at once changes no device, not even the first few. Each finding counts at its
+  // own time, as `decide` will see it. Call before `decide`.
+  void anticipate(const std::vector<Finding>& batch);
   // What `f` means (f.id not yet known). Call `opened` once a NewIncident/Storm is journaled.
   Decision decide(const Finding& f, TimePoint now);
   void opened(const Finding& f, const Decision& d);
@@ -152,6 +157,7 @@ class Lifecycle {
   void expire(TimePoint now);
   void mark_dirty(int64_t id);
   bool storm_check(const Finding& f, TimePoint now, Decision& d);
+  StormWindow& storm_window(const Finding& f, TimePoint now);
 
   LifecycleSettings settings_;
   std::map<int64_t, Incident> incidents_;      // open ones, and closed ones still in a window

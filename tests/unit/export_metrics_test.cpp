@@ -91,6 +91,20 @@ TEST_CASE("findings count by device, level and code; latency is observed", "[exp
   CHECK_THAT(text, Catch::Contains("faultd_detection_latency_seconds_bucket{le=\"0.0025\"} 0"));
 }
 
+TEST_CASE("a recovery is a rule match, not one more fault", "[export]") {
+  Metrics m;
+  Finding f;
+  f.rule = "recovered";
+  f.device = "1";
+  f.level = FaultLevel::SeparateNPU;  // the level of the code it recovers from
+  f.code = "80818C00";
+  f.recovery = true;
+  m.on_finding(f, TimePoint{1s});
+  const auto text = m.render();
+  CHECK_THAT(text, !Catch::Contains("faultd_faults_total{code=\"80818C00\""));
+  CHECK_THAT(text, Catch::Contains("faultd_rule_matches_total{rule=\"recovered\"} 1"));
+}
+
 TEST_CASE("source health is read from the sources at scrape time", "[export]") {
   Metrics m;
   auto src = std::make_shared<StubSource>("plog");

@@ -318,3 +318,48 @@ TEST_CASE("signals further apart than the window, or about another code, do not 
   CHECK(other.kind == Lifecycle::Kind::Evidence);
   CHECK_FALSE(other.raised);
 }
+
+TEST_CASE("a storm whose findings arrive together changes none of its devices",
+          "[state][lifecycle]") {
+  Harness h;
+  h.lifecycle.configure(settings());  // 8 devices, half of them: 4
+  std::vector<Finding> batch;
+  for (int dev = 0; dev < 6; ++dev) batch.push_back(finding(std::to_string(dev), "EI0006", t0));
+  batch.push_back(finding("7", "80818C00", t0));  // another signature, alone: a device fault
+  h.lifecycle.anticipate(batch);
+  std::vector<Lifecycle::Kind> kinds;
+  int started = 0;
+  for (const auto& f : batch) {
+    auto d = h.feed(f);
+    kinds.push_back(d.kind);
+    started += d.storm_started ? 1 : 0;
+  }
+  using K = Lifecycle::Kind;
+  CHECK(kinds ==
+        std::vector<K>{K::Storm, K::Storm, K::Storm, K::Storm, K::Storm, K::Storm, K::NewIncident});
+  CHECK(started == 1);
+  // Below the threshold, a batch is judged finding by finding as before.
+  Harness small;
+  small.lifecycle.configure(settings());
+  std::vector<Finding> few{finding("0", "EI0006", t0), finding("1", "EI0006", t0)};
+  small.lifecycle.anticipate(few);
+  for (const auto& f : few) CHECK(small.feed(f).kind == K::NewIncident);
+}
+
+TEST_CASE("a release moves a device held in warning by that incident back to healthy",
+          "[state][lifecycle]") {
+  StateMachine::WarnTable warn{};
+  warn.fill(true);
+  StateMachine m(warn);
+  Finding f = finding("4", "80C98000", t0, "ascend.test", FaultLevel::ManuallySeparateNPU);
+  f.id = 10;
+  REQUIRE(m.on_finding(f, t0));
+  CHECK_FALSE(m.release("4", 11, "released: another incident", t0 + 1s));
+  CHECK_FALSE(m.release("5", 10, "released: unknown device", t0 + 1s));
+  auto t = m.release("4", 10, "released: no occurrence for 1d", t0 + 2s);
+  REQUIRE(t);
+  CHECK(t->from == DeviceState::Warning);
+  CHECK(t->to == DeviceState::Healthy);
+  CHECK(m.find("4")->state == DeviceState::Healthy);
+  CHECK_FALSE(m.release("4", 10, "released again", t0 + 3s));  // once
+}
