@@ -103,6 +103,10 @@ namespace rules {
 struct CompiledRule {
   RuleSpec spec;
   std::unique_ptr<RE2> re;
+  // For a rule without a trigger literal: `re` in multi-line mode, unable to match '\n', run
+  // over a whole chunk to find the lines worth a per-line evaluation (null when the pattern
+  // depends on where the text ends; see searchable_over_chunk).
+  std::unique_ptr<RE2> chunk_re;
   std::vector<std::pair<std::string, int>> groups;  // named group → submatch index
   int submatches = 0;  // how many submatches Match() must fill (0: none are needed)
   Template device;
@@ -118,6 +122,9 @@ struct View {
   // Positions of rules without a trigger: evaluated on every line, alone, so one regex-only
   // rule costs its own regex per line, not a full evaluation of every rule of the view.
   std::vector<uint32_t> untriggered;
+  // Positions of rules without a trigger whose regex is searched once over each chunk: only
+  // the lines it hits are evaluated (one RE2 pass instead of one RE2 call per line).
+  std::vector<uint32_t> searched;
 };
 
 // Everything a RuleSet holds (RuleSet::Impl is this; the scanner below reads it).
@@ -219,13 +226,46 @@ std::vector<std::string> triggers_of(const RuleSpec& spec) {
   return {longest(spec.all)};
 }
 
+// Whether a match of `pattern` on a line is also a match of its chunk form ("(?m)" prefixed,
+// never matching '\n') on that line's bytes inside the chunk. Per line, the text ends at
+// '\n' or before a trailing '\r'; in the chunk its neighbours are '\n', '\r' or the chunk's
+// edges: all non-word bytes, so \b and \B agree, and (?m) makes ^ a line start. What can
+// disagree is an assertion on where the text ends ($ before "\r\n", \A and \z, a flag group
+// that turns multi-line mode off): such patterns keep the per-line evaluation. Conservative:
+// any "$", "\A" or "\z" counts, even escaped.
+bool searchable_over_chunk(const std::string& pattern) {
+  if (pattern.find('$') != std::string::npos || pattern.find("\\A") != std::string::npos ||
+      pattern.find("\\z") != std::string::npos) {
+    return false;
+  }
+  for (size_t at = pattern.find("(?"); at != std::string::npos; at = pattern.find("(?", at + 2)) {
+    const size_t end = pattern.find_first_of(":)", at + 2);
+    const std::string flags = pattern.substr(at + 2, end - (at + 2));
+    if (flags.find('-') != std::string::npos &&
+        flags.find_first_not_of("imsU-") == std::string::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::unique_ptr<RE2> chunk_regex(const RE2& line_re) {
+  if (!searchable_over_chunk(line_re.pattern())) return nullptr;
+  RE2::Options options = line_re.options();
+  options.set_never_nl(true);
+  auto re = std::make_unique<RE2>("(?m)" + line_re.pattern(), options);
+  return re->ok() ? std::move(re) : nullptr;
+}
+
 View make_view(const std::vector<CompiledRule>& rules, const std::vector<uint32_t>& members) {
   View view;
   view.rules = members;
   std::map<std::string, std::vector<uint32_t>> by_literal;
   for (uint32_t pos = 0; pos < members.size(); ++pos) {
     const auto triggers = triggers_of(rules[members[pos]].spec);
-    if (triggers.empty()) view.untriggered.push_back(pos);
+    if (triggers.empty()) {
+      (rules[members[pos]].chunk_re ? view.searched : view.untriggered).push_back(pos);
+    }
     for (const auto& t : triggers) {
       auto& list = by_literal[t];
       if (list.empty() || list.back() != pos) list.push_back(pos);
@@ -331,34 +371,67 @@ class Scanner {
     const std::vector<size_t> starts = view_.triggers.empty()
                                            ? std::vector<size_t>{}
                                            : view_.triggers.candidate_lines(chunk_.data);
-    std::vector<uint32_t> selected;
-    if (view_.untriggered.empty()) {
-      stats_.candidate_lines += starts.size();
-      for (size_t start : starts) {
-        const size_t end = line_end(start);
-        selected.clear();
-        add_triggered(start, end, selected);
-        if (!selected.empty()) evaluate_line(start, end, number_of_line_at(start), selected);
-      }
-      return;
-    }
-    // Every line is a candidate for the untriggered rules; the candidate lines of the
-    // prefilter add their triggered rules.
+    const std::vector<std::pair<size_t, uint32_t>> hits = searched_hits();
     auto next = starts.begin();
-    for (size_t start = 0; start < chunk_.data.size();) {
+    auto hit = hits.begin();
+    std::vector<uint32_t> selected;
+    auto visit = [&](size_t start) {
       const size_t end = line_end(start);
       ++stats_.candidate_lines;
       selected.assign(view_.untriggered.begin(), view_.untriggered.end());
+      for (; hit != hits.end() && hit->first == start; ++hit) selected.push_back(hit->second);
       if (next != starts.end() && *next == start) {
         add_triggered(start, end, selected);
         ++next;
+      } else {
+        sort_unique(selected);
       }
-      evaluate_line(start, end, number_of_line_at(start), selected);
-      start = end + 1;
+      if (!selected.empty()) evaluate_line(start, end, number_of_line_at(start), selected);
+      return end + 1;
+    };
+    if (!view_.untriggered.empty()) {
+      // Every line is a candidate for the untriggered rules evaluated per line.
+      for (size_t start = 0; start < chunk_.data.size();) start = visit(start);
+      return;
+    }
+    // The candidate lines of the prefilter and of the searched regexes, in ascending order.
+    while (next != starts.end() || hit != hits.end()) {
+      if (hit == hits.end() || (next != starts.end() && *next < hit->first)) {
+        visit(*next);
+      } else {
+        visit(hit->first);
+      }
     }
   }
 
  private:
+  // (line start, rule position) for every line a searched rule's chunk regex hits, sorted.
+  std::vector<std::pair<size_t, uint32_t>> searched_hits() const {
+    std::vector<std::pair<size_t, uint32_t>> hits;
+    const std::string_view data = chunk_.data;
+    for (uint32_t pos : view_.searched) {
+      const RE2& re = *set_.rules[view_.rules[pos]].chunk_re;
+      re2::StringPiece match;
+      for (size_t from = 0; from < data.size();) {
+        if (!re.Match(data, from, data.size(), RE2::UNANCHORED, &match, 1)) break;
+        // The match cannot span a newline: it lies on the line around its start.
+        const size_t at = static_cast<size_t>(match.data() - data.data());
+        const void* nl = memrchr(data.data() + from, '\n', at - from);
+        const size_t start = nl == nullptr ? from : static_cast<const char*>(nl) - data.data() + 1;
+        if (start >= data.size()) break;  // an empty match after the last newline: no line
+        hits.emplace_back(start, pos);
+        from = line_end(at) + 1;
+      }
+    }
+    std::sort(hits.begin(), hits.end());
+    return hits;
+  }
+
+  static void sort_unique(std::vector<uint32_t>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+
   // Appends the rules whose triggers occur on the line; leaves `selected` sorted and unique
   // (a line with several triggers evaluates each rule at most once, in rule order).
   void add_triggered(size_t start, size_t end, std::vector<uint32_t>& selected) {
@@ -368,8 +441,7 @@ class Scanner {
       const auto& positions = view_.trigger_rules[id];
       selected.insert(selected.end(), positions.begin(), positions.end());
     }
-    std::sort(selected.begin(), selected.end());
-    selected.erase(std::unique(selected.begin(), selected.end()), selected.end());
+    sort_unique(selected);
   }
 
   size_t line_end(size_t start) const {
@@ -587,6 +659,7 @@ std::shared_ptr<const RuleSet> RuleSet::build(std::vector<RuleSpec> specs, CodeL
       }
       impl.max_submatches = std::max(impl.max_submatches, static_cast<size_t>(rule.submatches));
     }
+    if (rule.re && triggers_of(spec).empty()) rule.chunk_re = chunk_regex(*rule.re);
     rule.device = *rules::parse_template(spec.device.empty() ? "{device}" : spec.device, error);
     rule.code = *rules::parse_template(spec.code, error);
     if (!spec.lines.empty()) {
@@ -602,9 +675,9 @@ std::shared_ptr<const RuleSet> RuleSet::build(std::vector<RuleSpec> specs, CodeL
       }
     }
     if (triggers_of(spec).empty()) {
-      impl.warnings.push_back(where(spec) + ": rule '" + spec.id +
-                              "' has no 'any' or 'all' literal: its regex runs on every line "
-                              "of its sources");
+      impl.warnings.push_back(
+          where(spec) + ": rule '" + spec.id + "' has no 'any' or 'all' literal: its regex runs " +
+          (rule.chunk_re ? "over every chunk" : "on every line") + " of its sources");
     }
     rule.spec = std::move(spec);
     impl.rules.push_back(std::move(rule));

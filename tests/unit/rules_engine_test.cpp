@@ -357,7 +357,7 @@ TEST_CASE("engine: regexes see past NUL bytes and invalid UTF-8", "[rules][engin
   CHECK(s.findings[0].text == line);
 }
 
-TEST_CASE("engine: a rule with only a regex runs on every line and is warned about",
+TEST_CASE("engine: a rule with only a regex is searched over the chunk and is warned about",
           "[rules][engine]") {
   const auto set = build(R"(rules:
   - id: regex-only
@@ -367,10 +367,25 @@ TEST_CASE("engine: a rule with only a regex runs on every line and is warned abo
 )");
   REQUIRE(set->warnings().size() == 1);
   CHECK(set->warnings()[0] ==
-        "t.yaml:2:5: rule 'regex-only' has no 'any' or 'all' literal: its regex runs on every "
-        "line of its sources");
+        "t.yaml:2:5: rule 'regex-only' has no 'any' or 'all' literal: its regex runs over every "
+        "chunk of its sources");
   const auto s = scan(*set, "NVRM: Xid 79, GPU has fallen off the bus\nnothing\nXid 13\n");
   CHECK(rules_of(s) == Strings{"regex-only@1", "literal@1", "regex-only@3"});
+  CHECK(s.stats.candidate_lines == 2);  // "nothing" is never looked at
+}
+
+TEST_CASE("engine: a regex-only rule whose pattern depends on the text's end runs on every line",
+          "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: at-end
+    match: { regex: 'Xid \d+$' }
+)");
+  REQUIRE(set->warnings().size() == 1);
+  CHECK(set->warnings()[0] ==
+        "t.yaml:2:5: rule 'at-end' has no 'any' or 'all' literal: its regex runs on every line "
+        "of its sources");
+  const auto s = scan(*set, "Xid 79\r\nnothing\nXid 13, more\n");
+  CHECK(rules_of(s) == Strings{"at-end@1"});
   CHECK(s.stats.candidate_lines == 3);
 }
 

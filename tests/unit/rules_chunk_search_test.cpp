@@ -1,0 +1,144 @@
+// A rule without a trigger literal has its regex searched once over the whole chunk instead of
+// run on every line. These tests compare the engine's findings with a plain per-line RE2 match
+// (the rule's semantics) on random text made to hit the edges: anchors, word boundaries,
+// classes and dots that could cross a newline, CRLF endings, empty lines, a last line without
+// its newline, empty matches.
+#include <random>
+
+#include <re2/re2.h>
+
+#include "rules/spec_check.hpp"
+#include "tests/unit/rules_support.hpp"
+
+using namespace faultd;
+using faultd::testing::scan;
+
+namespace {
+
+// Line numbers (1-based) of the lines `pattern` matches, each line stripped of '\n' and of a
+// trailing '\r' as the engine hands lines to rules.
+std::vector<uint64_t> per_line(const std::string& pattern, std::string_view text) {
+  std::string error;
+  const auto re = rules::compile_regex(pattern, error);
+  REQUIRE(re);
+  std::vector<uint64_t> out;
+  uint64_t number = 0;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    ++number;
+    if (RE2::PartialMatch(line, *re)) out.push_back(number);
+    start = end + 1;
+  }
+  return out;
+}
+
+std::shared_ptr<const RuleSet> regex_only(const std::string& pattern) {
+  RuleSpec spec;
+  spec.id = "r";
+  spec.regex = pattern;
+  spec.file = "t.yaml";
+  ErrorList errors;
+  auto set = RuleSet::build({spec}, CodeLevels{}, errors);
+  INFO(errors.to_string());
+  REQUIRE(set);
+  return set;
+}
+
+std::vector<uint64_t> engine(const RuleSet& set, std::string_view text) {
+  std::vector<uint64_t> out;
+  for (const auto& f : scan(set, text).findings) out.push_back(f.line);
+  return out;
+}
+
+std::string random_text(std::mt19937& rng, size_t lines) {
+  static const std::vector<std::string> pieces = {
+      "E",  "W", "I",  "Z",    "0",       "1",       "9",       ")",   ":", " ", "\t",   "\r",
+      "ab", "x", "E1", "1234", "EZ9999:", "W30001)", "[ERROR]", "PID", "_", "-", "\xff", "é"};
+  std::string text;
+  for (size_t i = 0; i < lines; ++i) {
+    const size_t n = rng() % 8;  // empty lines too
+    for (size_t k = 0; k < n; ++k) text += pieces[rng() % pieces.size()];
+    if (i + 1 < lines || rng() % 2 == 0) text += (rng() % 4 == 0) ? "\r\n" : "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("chunk search: findings equal per-line evaluation on random text",
+          "[rules][engine][chunk-search]") {
+  // Searched over the chunk, and the patterns that keep the per-line path ('$', \A, \z, a flag
+  // group turning multi-line off): both must agree with the per-line reference.
+  const std::vector<std::string> patterns = {
+      "[EWI][A-Z0-9][0-9]{4}[):]",  // FaultDiag's AISW_CANN_ERRCODE_Custom
+      "^E",
+      "^$|^ab",
+      "\\bE1\\b",
+      "\\Bb",
+      "x\\s+ab",
+      "x[^y]ab",
+      ":.E",
+      "(?s)x.ab",
+      "(?m)^ab",
+      "(?i)pid",
+      "9\\r?$",
+      "\\Aab",
+      "ab\\z",
+      "(?-m:^x)",
+      "x*",
+      "[\\x{ff}]",
+  };
+  std::mt19937 rng(20261122);
+  for (const auto& pattern : patterns) {
+    const auto set = regex_only(pattern);
+    for (int round = 0; round < 200; ++round) {
+      const std::string text = random_text(rng, 1 + rng() % 40);
+      INFO("pattern " << pattern << " text '" << text << "'");
+      REQUIRE(engine(*set, text) == per_line(pattern, text));
+    }
+  }
+}
+
+TEST_CASE("chunk search: patterns that depend on the text's end keep the per-line path",
+          "[rules][engine][chunk-search]") {
+  for (const std::string pattern : {"9$", "\\Aab", "ab\\z", "(?-m:^x)", "(?i-m)^x"}) {
+    const auto set = regex_only(pattern);
+    REQUIRE(set->warnings().size() == 1);
+    CHECK(set->warnings()[0].find("runs on every line") != std::string::npos);
+  }
+  for (const std::string pattern : {"^x", "(?i)x\\b", "(?P<device>\\d+)"}) {
+    const auto set = regex_only(pattern);
+    REQUIRE(set->warnings().size() == 1);
+    CHECK(set->warnings()[0].find("runs over every chunk") != std::string::npos);
+  }
+}
+
+TEST_CASE("chunk search: only hit lines are evaluated, and with the other rules of the line",
+          "[rules][engine][chunk-search]") {
+  const auto set = faultd::testing::build(R"(rules:
+  - id: errcode
+    match: { regex: '(?P<code>[EWI][A-Z0-9][0-9]{4})[):]' }
+    fault: { code: "{code}" }
+  - id: literal
+    match: { any: "device lost" }
+)");
+  const std::string text =
+      "step 1 loss 0.5\n"
+      "EZ9999: device lost\n"
+      "step 2 loss 0.4\n"
+      "W30001) warn, device lost\r\n"
+      "E1234: too short\n"
+      "EI0002:";
+  const auto s = scan(*set, text);
+  REQUIRE(set->warnings().size() == 1);
+  CHECK(set->warnings()[0].find("runs over every chunk") != std::string::npos);
+  CHECK(faultd::testing::rules_of(s) ==
+        std::vector<std::string>{"errcode@2", "literal@2", "errcode@4", "literal@4", "errcode@6"});
+  CHECK(s.findings[0].code == "EZ9999");
+  CHECK(s.findings[4].code == "EI0002");
+  CHECK(s.findings[4].offset == text.rfind('\n') + 1);
+  CHECK(s.stats.candidate_lines == 3);
+}
