@@ -50,8 +50,7 @@ def config_seeds():
     # The fuzz target puts the shipped packs in rules.d/ and a catalogue in faultCode.json
     # beside the config it loads.
     sources = [os.path.join(ROOT, "etc", "faultd", "faultd.yaml"),
-               os.path.join(ROOT, "etc", "demo", "faultd.yaml"),
-               os.path.join(ROOT, "tests", "bench", "replay.yaml")]
+               os.path.join(ROOT, "etc", "demo", "faultd.yaml")]
     for src in sources:
         with open(src) as f:
             text = f.read()
