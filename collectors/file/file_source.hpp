@@ -42,7 +42,8 @@
 //   number, so such a number means at most fd_reserve are left), counted as errors{kind=read}
 //   once per episode and tried again at the next scan. A glob matching more files than the
 //   process may open thus cannot take the descriptors the control socket, the metrics
-//   endpoint, the store and hooks need.
+//   endpoint, the store and hooks need. File sources share what is left first come, first
+//   served: a source starved by another one counts its refused files the same way.
 // - Positions: the sink returning true commits a chunk; only then does the offset advance (and
 //   lines/bytes count). Returning false counts errors{kind=commit} and the same bytes are offered
 //   again at the next poll. `positions()` reports (identity, offset, line) for every followed file.

@@ -12,7 +12,8 @@ with output cut inside its Error Code line. Hooks: one that never exits (not eve
 one that daemonises a child that keeps its stdout and exits, one that prints 1 GB.
 
 faultd runs with the soft open-file limit systemd gives a service by default (1024), so the
-10,000 files are a real test of descriptor use. Peak RSS (VmHWM) is printed and bounded."""
+10,000 files are a real test of descriptor use; a second run sets the hard limit below the
+match count too. Peak RSS (VmHWM) is printed and bounded."""
 import json
 import os
 import resource
@@ -162,7 +163,7 @@ control: {{ socket: {work}/control.sock, group: "" }}
 include: ["{work}/hostile.yaml", "{src}/etc/faultd/rules.d/ascend-npu-health.yaml"]
 sources:
   - {{ name: hostile, type: file, paths: ["{dirs['hostile']}/*.log"], scan_interval: 100ms }}
-  - {{ name: many, type: file, paths: ["{dirs['many']}/*.log"], scan_interval: 100ms }}
+  - {{ name: many, type: file, paths: ["{dirs['many']}/*.log"] }}
   - {{ name: loop, type: file, paths: ["{dirs['loop']}/**/*.log"], scan_interval: 100ms }}
   - {{ name: special, type: file, paths: ["{dirs['special']}/*.log"], scan_interval: 100ms }}
   - {{ name: npu-health, type: command, argv: [{fake_npu_smi}, info, -t, health, -i, "{{device}}"],
@@ -387,5 +388,67 @@ def hook_envs(hook_out):
     return out
 
 
+def run_descriptor_limit(args, check, work):
+    """A hard open-files limit below the glob's match count: the file sources stop short of the
+    descriptors the rest of faultd needs, count what they cannot follow, and the control socket,
+    /metrics, the store and hooks go on working. Runs last: it lowers this process's hard limit
+    (which cannot be raised again) for faultd to inherit."""
+    many = os.path.join(work, "many")
+    other = os.path.join(work, "other")
+    os.makedirs(many)
+    os.makedirs(other)
+    files = 1500
+    for i in range(files):
+        with open(os.path.join(many, "rank-%05d.log" % i), "wb") as f:
+            f.write(NOISE)
+    hook_out = os.path.join(work, "hook-out")
+    os.makedirs(hook_out)
+    record = write_exec(os.path.join(work, "record.sh"), RECORD_HOOK)
+    with open(os.path.join(work, "hostile.yaml"), "w") as f:
+        f.write(RULES)
+    port = free_port()
+    d = Faultd(args, work, f"""
+node: hostile
+state_dir: {work}/state
+metrics: {{ listen: "127.0.0.1:{port}" }}
+control: {{ socket: {work}/control.sock, group: "" }}
+include: ["{work}/hostile.yaml"]
+sources:
+  - {{ name: many, type: file, paths: ["{many}/*.log"], scan_interval: 100ms }}
+  - {{ name: other, type: file, paths: ["{other}/*.log"], scan_interval: 100ms }}
+actions:
+  record: {{ argv: [{record}, {hook_out}], timeout: 10s }}
+policy:
+  incident_ttl: 0s
+  storm: {{ min_devices: 100000 }}
+  levels:
+    SeparateNPU: {{ state: warning, actions: [record] }}
+""")
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    limit = min(hard, SOFT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+    d.start()
+    wait_for("the files beyond the descriptor reserve to be counted", lambda: errors(
+        scrape(port), "many", "read") >= files - limit + 256)
+    text = scrape(port)
+    followed = metric_value(text, "faultd_source_files", {"source": "many"})
+    print("# limit %d: %d of %d files followed, %d refused" % (
+        limit, followed, files, errors(text, "many", "read")), flush=True)
+    check(followed is not None and followed <= limit - 256,
+          "the file source leaves 256 descriptors to the rest of faultd")
+    # File sources share what the reserve leaves, first come first served: a file of another
+    # source is refused too, and counted there rather than silently not read.
+    append(os.path.join(other, "app.log"), good(41))
+    wait_for("the other source to count its refused file",
+             lambda: errors(scrape(port), "other", "read") >= 1)
+    check(True, "a file source starved by another one says so in its error counter")
+    append(os.path.join(many, "rank-00000.log"), good(40))
+    wait_warning(port, "40", "in a followed file at the descriptor limit")
+    wait_for("the hook to run at the descriptor limit",
+             lambda: "40" in hook_envs(hook_out).get("record", []))
+    check(d.ctl("status").returncode == 0, "the control socket answers at the descriptor limit")
+    check(d.stop() == 0, "faultd stops cleanly at the descriptor limit")
+
+
 if __name__ == "__main__":
-    harness.main(run)
+    harness.main(run, run_descriptor_limit)
