@@ -1,6 +1,7 @@
 #include "collectors/file/file_source.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -451,6 +452,11 @@ struct FileSource::Impl {
       }
       return false;
     }
+    if (in_descriptor_reserve(fd)) {
+      ::close(fd);
+      note_episode("open:" + path, SourceErrorKind::Read, EMFILE);
+      return false;
+    }
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
@@ -471,6 +477,13 @@ struct FileSource::Impl {
     choose_start(*f, initial);
     files.push_back(std::move(f));
     return true;
+  }
+
+  bool in_descriptor_reserve(int fd) const {
+    if (config.fd_reserve == 0) return false;
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return false;
+    return static_cast<rlim_t>(fd) + config.fd_reserve >= lim.rlim_cur;
   }
 
   void set_path(FollowedFile& f, const std::string& path) {

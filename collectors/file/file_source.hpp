@@ -37,6 +37,13 @@
 // - Errors (permission denied, vanished between stat and open, EIO) are counted per kind, once
 //   per failure episode, and retried at the next scan; they never stop the source. FIFOs and
 //   other non-regular files are skipped without being opened.
+// - Descriptors: a followed file keeps one open. A file whose descriptor would be among the
+//   last `fd_reserve` below RLIMIT_NOFILE is closed again (the kernel hands out the lowest free
+//   number, so such a number means at most fd_reserve are left), counted as errors{kind=read}
+//   once per episode and tried again at the next scan. A glob matching more files than the
+//   process may open thus cannot take the descriptors the control socket, the metrics
+//   endpoint, the store and hooks need. File sources share what is left first come, first
+//   served: a source starved by another one counts its refused files the same way.
 // - Positions: the sink returning true commits a chunk; only then does the offset advance (and
 //   lines/bytes count). Returning false counts errors{kind=commit} and the same bytes are offered
 //   again at the next poll. `positions()` reports (identity, offset, line) for every followed file.
@@ -70,6 +77,7 @@ struct FileSourceConfig {
   size_t read_chunk_bytes = 1024 * 1024;        // one read(2) and one Chunk at most this big
   size_t max_bytes_per_poll = 8 * 1024 * 1024;  // fairness between files and sources
   Duration scan_interval = std::chrono::seconds(1);
+  size_t fd_reserve = 0;  // descriptors left to the rest of the process; 0: none
   friend bool operator==(const FileSourceConfig&, const FileSourceConfig&) = default;
 };
 

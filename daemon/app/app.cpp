@@ -1,5 +1,6 @@
 #include "daemon/app/app.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -35,6 +36,22 @@ constexpr int kExitConfig = 78;
 // it, so the unit lists this code in RestartPreventExitStatus (EX_CANTCREAT).
 constexpr int kExitStore = 73;
 constexpr auto kDetectorTick = std::chrono::seconds(1);
+// Descriptors kept out of the file sources' reach: sockets (metrics, control, webhook and their
+// clients), SQLite, inotify, epoll and timer fds, hooks' and commands' pipes.
+constexpr size_t kReservedDescriptors = 256;
+
+// systemd gives a service a soft open-file limit of 1024 (the hard one is far higher) so that
+// select() users stay safe; faultd uses no select(), and a file source follows every matching
+// file with one open descriptor. Raised once at start.
+void raise_descriptor_limit() {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max) return;
+  const rlim_t before = lim.rlim_cur;
+  lim.rlim_cur = lim.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    spdlog::info("open files limit raised from {} to {}", before, lim.rlim_max);
+  }
+}
 
 StateMachine::WarnTable warn_table(const PolicyConfig& p) {
   StateMachine::WarnTable w{};
@@ -311,6 +328,7 @@ std::shared_ptr<Source> Daemon::make_source(const FileSourceConfig& cfg, bool se
   // `start_at: end` is for the very first start: once this source has scanned, a file without a
   // stored position was created since, possibly while faultd was down, and is read in full.
   if (seen) effective.start_at = FileSourceConfig::StartAt::Beginning;
+  effective.fd_reserve = kReservedDescriptors;
   spdlog::info("source {}: following {}", cfg.name, fmt::join(cfg.paths, ", "));
   return std::make_shared<FileSource>(effective, position_lookup());
 }
@@ -1294,6 +1312,7 @@ void Daemon::kick_watchdog(std::chrono::microseconds period) {
 
 int run_daemon(const AppOptions& options) {
   std::signal(SIGPIPE, SIG_IGN);  // a hook or client that goes away must not kill faultd
+  raise_descriptor_limit();
   try {
     Daemon daemon(options.config_path);
     return daemon.run();

@@ -183,6 +183,9 @@ TEST_CASE("npu_smi_health refuses truncated and garbled output") {
   CHECK(refused("\tHealth Status : Warning\n\tError Code : ZZZZ\n"));
   CHECK(refused("Error: device 9 does not exist\n"));
   CHECK(refused("\t : stray continuation\n\tHealth Status : OK\n\tError Code : NA\n"));
+  // Cut inside the code: "8081" is valid hex, so only the missing newline tells.
+  CHECK(refused("\tHealth Status : Warning\n\tError Code : 8081"));
+  CHECK(refused("\tHealth Status : Warning\n\tError Code : 80818C00\n\tError Information : node"));
 }
 
 TEST_CASE("npu_smi_info reads the plain layout") {

@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -560,4 +561,45 @@ TEST_CASE("the periodic scan runs on the given clock, not the system clock", "[c
   CHECK(quiet_sink.chunks.empty());
   quiet.poll_once(clock.now() + 1h, quiet_sink);
   CHECK(quiet_sink.texts() == Lines{"x"});
+}
+
+TEST_CASE("file source leaves fd_reserve descriptors to the rest of the process",
+          "[collectors][file]") {
+  TempDir dir;
+  FakeClock clock;
+  for (int i = 0; i < 40; ++i) dir.write("f" + std::to_string(100 + i) + ".log", "line\n");
+  // The lowest free descriptor tells how many are in use; the soft limit is set 30 above it
+  // for the duration of the test, so a reserve of 20 leaves room for about 10 files.
+  const int probe = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  REQUIRE(probe >= 0);
+  ::close(probe);
+  rlimit saved{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+  rlimit low = saved;
+  low.rlim_cur = static_cast<rlim_t>(probe) + 30;
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+  FileSourceConfig cfg = config_for(dir.file("*.log"));
+  cfg.fd_reserve = 20;
+  RecordingSink sink;
+  {
+    FileSource source(cfg, nullptr);
+    source.poll_once(clock.now(), sink);
+    const uint64_t followed = source.stats().files;
+    const int next = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ::close(next);
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    CHECK(followed > 0);
+    CHECK(followed < 40);
+    CHECK(static_cast<rlim_t>(next) + cfg.fd_reserve >= low.rlim_cur);  // stopped at the reserve
+    CHECK(static_cast<rlim_t>(next) + cfg.fd_reserve <= low.rlim_cur + 1);
+    CHECK(errors(source, SourceErrorKind::Read) == 40 - followed);  // each refusal counted
+    CHECK(sink.lines().size() == followed);
+
+    // Once the limit allows it, the next scan follows the rest.
+    clock.advance(cfg.scan_interval);
+    source.poll_once(clock.now(), sink);
+    CHECK(source.stats().files == 40);
+    CHECK(sink.lines().size() == 40);
+  }
+  ::setrlimit(RLIMIT_NOFILE, &saved);
 }

@@ -5,6 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+
 #include "daemon/export/metrics.hpp"
 
 using namespace faultd;
@@ -36,6 +39,25 @@ std::string http_get(int port, const std::string& path) {
   std::string out;
   char buf[4096];
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return out;
+}
+
+// http_get without Catch2 assertions, for threads other than the test's own.
+std::string fetch(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return {};
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  }
   ::close(fd);
   return out;
 }
@@ -165,4 +187,58 @@ TEST_CASE("the isolation budget is exported as remaining and exhausted", "[expor
   CHECK_THAT(m.render(), Catch::Contains("faultd_isolation_budget_exhausted 1"));
   m.on_isolation_budget(-1);  // a lowered limit below what was already used
   CHECK_THAT(m.render(), Catch::Contains("faultd_isolation_budget_remaining 0"));
+}
+
+// The exporter's HTTP threads collect while the io thread reports: run under ThreadSanitizer
+// (scripts/test's third pass) this is the test that finds a report path that forgot its lock.
+TEST_CASE("scrapes on the HTTP threads run alongside the io thread's reports", "[export]") {
+  Metrics m;
+  m.serve("127.0.0.1:0");
+  const int port = m.listening_ports().at(0);
+  m.on_rules({"r0"}, "sha-0");
+  m.on_actions_configured({"isolate"});
+  std::atomic<bool> stop{false};
+  std::atomic<int> scrapes{0};
+  std::atomic<int> incomplete{0};
+  std::thread scraper([&] {
+    while (!stop) {
+      const std::string body = fetch(port, "/metrics");
+      if (body.find("200 OK") == std::string::npos ||
+          body.find("faultd_rules_loaded") == std::string::npos) {
+        ++incomplete;
+      }
+      ++scrapes;
+    }
+  });
+  auto src = std::make_shared<StubSource>("plog");
+  // Reports go on until the scraper has overlapped them a few times, whatever the speed.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  int i = 0;
+  while ((i < 400 || scrapes < 20) && std::chrono::steady_clock::now() < deadline) {
+    ++i;
+    m.set_sources({src, std::make_shared<StubSource>("round-" + std::to_string(i % 3))});
+    ++src->stats().lines;
+    src->stats().count_error(SourceErrorKind::Read);
+    DeviceRecord d;
+    d.device = std::to_string(i % 8);
+    d.state = i % 2 == 0 ? DeviceState::Warning : DeviceState::Healthy;
+    m.on_device_states({{d.device, d}});
+    Finding f;
+    f.rule = "r0";
+    f.device = d.device;
+    f.level = FaultLevel::SeparateNPU;
+    f.code = "80818C00";
+    m.on_finding(f, TimePoint{1s});
+    m.on_action("isolate", ActionStatus::Success, 1s);
+    if (i % 100 == 0) m.on_rules({"r0", "r" + std::to_string(i)}, "sha-" + std::to_string(i));
+  }
+  stop = true;
+  scraper.join();
+  CHECK(scrapes >= 20);
+  CHECK(incomplete == 0);
+  const auto text = m.render();
+  const std::string n = std::to_string(i);
+  CHECK_THAT(text, Catch::Contains("faultd_source_lines_total{source=\"plog\"} " + n));
+  CHECK_THAT(text,
+             Catch::Contains("faultd_actions_total{action=\"isolate\",result=\"success\"} " + n));
 }

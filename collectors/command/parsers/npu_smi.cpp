@@ -20,6 +20,13 @@ bool is_na(std::string_view v) { return v == "NA" || v.empty(); }
 }  // namespace
 
 std::optional<DeviceHealth> parse_npu_smi_health(std::string_view output, std::string& error) {
+  // npu-smi ends every line with a newline. Output cut inside its last line ("Error Code :
+  // 8081" of 80818C00, when the tool was killed or its pipe closed) would otherwise be read
+  // as a complete, wrong answer.
+  if (!output.empty() && output.back() != '\n') {
+    error = "last line has no newline (truncated output?)";
+    return std::nullopt;
+  }
   DeviceHealth health;
   bool have_status = false;
   bool have_codes = false;
