@@ -103,8 +103,10 @@ TEST_CASE("an empty (version 0) file is migrated in place", "[state][schema]") {
   CHECK(again.query_faults({}).size() == 1);
 }
 
-TEST_CASE("a schema 1 file gains incidents, device marks, recovery and annotations; old rows keep their meaning",
-          "[state][schema]") {
+TEST_CASE(
+    "a schema 1 file gains incidents, device marks, recovery and annotations; old rows keep their "
+    "meaning",
+    "[state][schema]") {
   TempDir dir;
   const std::string path = dir.file("state.db");
   { Store store(path); }
