@@ -985,16 +985,7 @@ nlohmann::json Daemon::history(const nlohmann::json& r) const {
   if (!is_valid_device_id(device)) return {{"ok", false}, {"error", "invalid device id"}};
   const auto limit = r.value("limit", static_cast<size_t>(100));
   nlohmann::json transitions = nlohmann::json::array();
-  for (const auto& t : store_->query_transitions(device, limit)) {
-    transitions.push_back({{"time", format_time(t.time)},
-                           {"from", std::string(to_string(t.from))},
-                           {"to", std::string(to_string(t.to))},
-                           {"reason", t.reason},
-                           {"fault_id", t.fault_id},
-                           {"level", std::string(to_string(t.level))},
-                           {"rule", t.rule},
-                           {"code", t.code}});
-  }
+  for (const auto& t : store_->query_transitions(device, limit)) transitions.push_back(to_json(t));
   nlohmann::json list = nlohmann::json::array();
   for (const auto& i : store_->query_incidents(device, false, limit)) {
     list.push_back(incident_json(i));
