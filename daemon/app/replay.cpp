@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <ostream>
 
 #include "collectors/file/file_source.hpp"
@@ -48,9 +49,14 @@ std::vector<Route> routes_for(const Config& config, const std::string& path) {
     routes.push_back(std::move(r));
   };
   const auto file_sources = config.file_sources();
+  // Source globs are absolute (resolved against the config's directory); so is the file here,
+  // or `faultd --replay logs/x.log` would reach every source instead of the one that reads it.
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(path, ec).lexically_normal().string();
+  if (ec) absolute = path;
   for (const auto& s : file_sources) {
     for (const auto& g : s.paths) {
-      if (glob_match(g, path)) {
+      if (glob_match(g, absolute)) {
         add(s);
         break;
       }

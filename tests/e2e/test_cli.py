@@ -58,6 +58,7 @@ sources:
 state_dir: {work}/must-not-exist
 sources:
   - {{ name: device-log, paths: ["{work}/logs/device-*/device-*.log"], path_fields: 'device-(?P<device>\\d+)/' }}
+  - {{ name: plog, paths: ["{work}/logs/plog/*.log"] }}
 """)
     r = run([args.faultd, "--replay", "--config", replay_cfg, log])
     check(r.returncode == 0, "--replay exits 0 (%s)" % r.stderr.strip())
@@ -73,6 +74,12 @@ sources:
           "the finding names its source, file and code")
     check("replay:" in r.stderr and "3 finding(s)" in r.stderr, "a summary line goes to stderr")
     check(not os.path.exists(os.path.join(work, "must-not-exist")), "replay writes no state")
+
+    # A relative path reaches the source whose glob matches it, not every source.
+    r = run([args.faultd, "--replay", "--config", replay_cfg, os.path.relpath(log, work)], cwd=work)
+    sources = sorted({json.loads(line)["source"] for line in r.stdout.splitlines()})
+    check(r.returncode == 0 and sources == ["device-log"] and len(r.stdout.splitlines()) == 3,
+          "a relative path is routed like an absolute one (%s)" % sources)
 
     r = run([args.faultd, "--replay", "--config", replay_cfg, log, os.path.join(work, "nope.log")])
     check(r.returncode == 1, "--replay exits 1 when a file cannot be read")
