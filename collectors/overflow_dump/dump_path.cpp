@@ -78,6 +78,8 @@ std::optional<DumpPath> parse_dump_path(std::string_view path) {
       }
     }
   }
+  // "<prefix>output.0.json" strips down to less than the prefix: no task or timestamp.
+  if (name.size() <= kPrefix.size()) return std::nullopt;
   d.dump_name = std::string(name);
 
   const auto fields = split(name.substr(kPrefix.size()), '.');

@@ -6,6 +6,9 @@ control requests as the tests send them. Re-run after adding golden cases or con
 kept from fuzzing (crash-*, regress-*) are left alone. Seeds are named seed-*."""
 import glob
 import json
+import tempfile
+import sys
+import subprocess
 import os
 import re
 
@@ -102,7 +105,50 @@ def control_seeds():
                   bytes([peer]) + json.dumps(r).encode() + b"\n")
 
 
+def parsers_seeds():
+    # The first byte picks the parser (fuzz_parsers.cpp). npu-smi outputs come from the stand-in
+    # npu-smi, which prints the real tool's layouts; the rest are the documented forms.
+    fake = os.path.join(ROOT, "tests", "sim", "fake-npu-smi")
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "script.json")
+        with open(script, "w") as f:
+            json.dump({"npus": 2, "layout": "a3", "health": {"1": [{"status": "Warning",
+                       "codes": ["80818C00", "80E18005"],
+                       "info": ["node type=SoC, sensor type=Check Sensor, event state=check fail",
+                                "node type=HBM, sensor type=ECC"]}]}}, f)
+        env = dict(os.environ, FAKE_NPU_SMI_SCRIPT=script, FAKE_NPU_SMI_STATE=os.path.join(tmp, "s"))
+        for i, argv in enumerate([["info", "-t", "health", "-i", "0"],
+                                  ["info", "-t", "health", "-i", "1"]]):
+            out = subprocess.run([sys.executable, fake] + argv, env=env, capture_output=True).stdout
+            write("parsers", "npu-smi-health-%d" % i, b"\x00" + out)
+        out = subprocess.run([sys.executable, fake, "info"], env=env, capture_output=True).stdout
+        write("parsers", "npu-smi-info", b"\x01" + out)
+    cfg = {"DeviceInfo": {"DeviceList": {
+        "huawei.com/Ascend910": "Ascend910-0,Ascend910-1",
+        "huawei.com/Ascend910-Fault": json.dumps([{"fault_type": "CardUnhealthy",
+                                                   "npu_name": "Ascend910-1",
+                                                   "fault_code": "80818C00,80E18005",
+                                                   "fault_level": "SeparateNPU"}])},
+        "UpdateTime": 1767312000}, "CheckCode": "x"}
+    write("parsers", "deviceinfo", b"\x02" + json.dumps(
+        {"data": {"DeviceInfoCfg": json.dumps(cfg)}}).encode())
+    write("parsers", "nvidia-smi", b"\x03" + b"0, 00000000:3B:00.0\n1, 00000000:86:00.0\n")
+    write("parsers", "kmsg", b"\x04" + b"4,1234,601000472,-;NVRM: Xid (PCI:0000:3b:00): 79, "
+                                         b"pid=1, GPU has fallen off the bus.")
+    write("parsers", "dump-cann", b"\x05" + b"/var/log/npu/overflow/20260102120000/3/1/0/"
+                                              b"OpDebug.Node_Opdebug.12.1767312000000")
+    write("parsers", "dump-ms", b"\x05" + b"/dump/7/20260102/3/Default/1/7/"
+                                            b"Opdebug.Node_OpDebug.12.2.1767312000000.output.0.json")
+    write("parsers", "dump-json", b"\x06" + json.dumps({
+        "AI Core": {"model_id": 1, "stream_id": 2, "task_id": 12, "pc_start": "0x0",
+                    "para_base": "0x0", "kernel_code": "0x0", "block_idx": 0, "status": 272},
+        "DHA Atomic Add": {"model_id": 1, "stream_id": 2, "task_id": 12, "status": 2546},
+        "L2 Atomic Add": {"model_id": 1, "stream_id": 2, "task_id": 12, "status": 2546}}).encode())
+    write("parsers", "status", b"\x07" + (272).to_bytes(8, "little"))
+
+
 clear_seeds()
+parsers_seeds()
 scan_seeds()
 rules_seeds()
 config_seeds()

@@ -359,3 +359,16 @@ TEST_CASE("parser names round-trip") {
   }
   CHECK_FALSE(parse_command_parser("npu_smi"));
 }
+
+TEST_CASE("deviceinfo_cm: an npu_name with a huge number is skipped, not a crash",
+          "[collectors][command][parsers]") {
+  std::string error;
+  const std::string cfg =
+      R"({"DeviceInfo": {"DeviceList": {"huawei.com/Ascend910": "Ascend910-99999999999999,Ascend910-2",)"
+      R"( "huawei.com/Ascend910-Fault": "[]"}}})";
+  auto parsed = faultd::command_parsers::parse_deviceinfo_cm(cfg, error);
+  INFO(error);
+  REQUIRE(parsed);
+  REQUIRE(parsed->size() == 1);
+  CHECK((*parsed)[0].device == "2");
+}

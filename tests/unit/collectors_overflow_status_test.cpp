@@ -212,6 +212,9 @@ TEST_CASE("parse_dump_path: both layouts and what breaks them", "[collectors][ov
   auto extra = parse_dump_path("/dump/1/20240101120000/5/net/2/7/Opdebug.Node_OpDebug.1.2.9.8.17");
   REQUIRE(extra.has_value());
   CHECK(extra->extra_fields == std::vector<uint64_t>{9, 8});
+  // A suffix that leaves no fields after the prefix is not a dump (found by fuzzing).
+  CHECK_FALSE(parse_dump_path("/dump/7/2026/3/1/0/Opdebug.Node_OpDebug.output.1.json"));
+  CHECK_FALSE(parse_dump_path("/dump/7/2026/3/1/0/OpDebug.Node_Opdebug.json"));
 }
 
 TEST_CASE("earliest_dump: lowest data_index, then lowest timestamp", "[collectors][overflow]") {

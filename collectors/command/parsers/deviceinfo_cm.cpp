@@ -19,7 +19,8 @@ std::string device_of(std::string_view npu_name) {
   const size_t dash = npu_name.rfind('-');
   if (dash == std::string_view::npos) return {};
   const std::string_view id = npu_name.substr(dash + 1);
-  return detail::all_digits(id) ? std::string(id) : std::string();
+  // Device numbers are small; a longer digit run is garbage (and would overflow an int).
+  return detail::all_digits(id) && id.size() <= 6 ? std::string(id) : std::string();
 }
 
 // The Device Plugin writes nested JSON as strings; kubectl output holds DeviceInfoCfg as one.

@@ -1,0 +1,92 @@
+// Fuzzes what faultd reads from other programs and the kernel: npu-smi's health block and device
+// table, the Device Plugin's DeviceInfoCfg, nvidia-smi's bus ids, /dev/kmsg records, overflow dump
+// paths and their JSON companions, and raw overflow status words. The first input byte picks the
+// parser. A tool that prints garbage or is cut off mid-line must give an error, never a crash,
+// and what a parser does return must be usable downstream.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "collectors/command/parsers/parsers.hpp"
+#include "collectors/kmsg/kmsg_source.hpp"
+#include "collectors/overflow_dump/dump_path.hpp"
+#include "collectors/overflow_dump/overflow_status.hpp"
+#include "tests/fuzz/fuzz_support.hpp"
+
+namespace {
+
+using namespace faultd;
+
+void check_health(const command_parsers::DeviceHealth& h) {
+  for (const auto& code : h.codes) {
+    FAULTD_FUZZ_CHECK(!code.empty());
+    for (char c : code) FAULTD_FUZZ_CHECK(c != '\n' && c != '\0');
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const uint8_t which = data[0] % 8;
+  const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+  std::string error;
+  switch (which) {
+    case 0:
+      if (auto h = command_parsers::parse_npu_smi_health(text, error)) {
+        check_health(*h);
+      } else {
+        FAULTD_FUZZ_CHECK(!error.empty());
+      }
+      break;
+    case 1:
+      if (auto t = command_parsers::parse_npu_smi_info(text, error)) {
+        for (const auto& h : *t) check_health(h);
+        (void)command_parsers::npu_ids(*t);
+      } else {
+        FAULTD_FUZZ_CHECK(!error.empty());
+      }
+      break;
+    case 2:
+      if (auto t = command_parsers::parse_deviceinfo_cm(text, error)) {
+        for (const auto& h : *t) check_health(h);
+      } else {
+        FAULTD_FUZZ_CHECK(!error.empty());
+      }
+      break;
+    case 3:
+      if (!command_parsers::parse_nvidia_smi_bus(text, error)) FAULTD_FUZZ_CHECK(!error.empty());
+      break;
+    case 4:
+      if (auto r = parse_kmsg_record(text)) {
+        // The message is a view into the record, never past its end.
+        FAULTD_FUZZ_CHECK(r->message.data() >= text.data());
+        FAULTD_FUZZ_CHECK(r->message.data() + r->message.size() <= text.data() + text.size());
+      }
+      break;
+    case 5:
+      (void)overflow::parse_dump_path(text);
+      break;
+    case 6:
+      if (auto d = overflow::parse_dump_json(text, error)) {
+        for (const auto* r : d->errors()) FAULTD_FUZZ_CHECK(r != nullptr);
+      } else {
+        FAULTD_FUZZ_CHECK(!error.empty());
+      }
+      break;
+    case 7: {
+      // A status word of each kind: every set bit is named, known or unknown.
+      uint64_t status = 0;
+      std::memcpy(&status, text.data(), std::min(text.size(), sizeof status));
+      for (auto kind : overflow::kStatusKinds) {
+        const auto decoded = overflow::decode_status(kind, status);
+        FAULTD_FUZZ_CHECK(decoded.has_error() || decoded.causes.empty());
+        (void)decoded.cause_codes();
+      }
+      break;
+    }
+  }
+  return 0;
+}
