@@ -16,10 +16,12 @@
 #include <boost/asio.hpp>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "daemon/control/control_server.hpp"
+#include "tests/fakes/serving_thread.hpp"
 #include "tests/fakes/temp_dir.hpp"
 
 using namespace faultd;
@@ -110,23 +112,12 @@ struct Server {
                          ++handled;
                          return {{"ok", true}, {"did", r["cmd"]}};
                        }};
-  std::thread thread;
+  std::optional<faultd::testing::ServingThread<ControlServer>> serving;
 
   Server() {
     // Other users must be able to reach the socket's directory; the socket's mode is the gate.
     std::filesystem::permissions(dir.path(), std::filesystem::perms(0755));
-    server.start();
-    thread = std::thread([this] {
-      auto guard = boost::asio::make_work_guard(io);
-      io.run();
-    });
-  }
-  ~Server() {
-    boost::asio::post(io, [this] {
-      server.stop();
-      io.stop();
-    });
-    thread.join();
+    serving.emplace(io, server);
   }
 };
 

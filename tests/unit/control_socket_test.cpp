@@ -5,10 +5,12 @@
 
 #include "daemon/control/control_client.hpp"
 #include "daemon/control/control_server.hpp"
+#include "tests/fakes/serving_thread.hpp"
 #include "tests/fakes/temp_dir.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;
+using faultd::testing::ServingThread;
 using faultd::testing::TempDir;
 
 namespace {
@@ -24,22 +26,7 @@ struct Server {
                          if (r["cmd"] == "boom") throw std::runtime_error("handler failed");
                          return {{"ok", true}, {"echo", r["cmd"]}};
                        }};
-  std::thread thread;
-
-  Server() {
-    server.start();
-    thread = std::thread([this] {
-      auto guard = boost::asio::make_work_guard(io);
-      io.run();
-    });
-  }
-  ~Server() {
-    boost::asio::post(io, [this] {
-      server.stop();
-      io.stop();
-    });
-    thread.join();
-  }
+  ServingThread<ControlServer> serving{io, server};
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "daemon/control/webhook_server.hpp"
+#include "tests/fakes/serving_thread.hpp"
 #include "tests/fakes/temp_dir.hpp"
 
 using namespace faultd;
@@ -171,20 +172,7 @@ std::string post(const std::string& body, const std::string& auth_header) {
 
 // The server on its own io thread, as in the daemon. The handler records what it was given.
 struct Server {
-  explicit Server(WebhookServer::Options o = {}) : server(io, fill(std::move(o)), handler()) {
-    server.start();
-    thread = std::thread([this] {
-      auto guard = boost::asio::make_work_guard(io);
-      io.run();
-    });
-  }
-  ~Server() {
-    boost::asio::post(io, [this] {
-      server.stop();
-      io.stop();
-    });
-    thread.join();
-  }
+  explicit Server(WebhookServer::Options o = {}) : server(io, fill(std::move(o)), handler()) {}
 
   static WebhookServer::Options fill(WebhookServer::Options o) {
     o.listen = "127.0.0.1:0";
@@ -215,7 +203,7 @@ struct Server {
   std::vector<WebhookBatch> batches;
   WebhookServer server;
   std::shared_ptr<const WebhookStats> stats_ = server.stats();
-  std::thread thread;
+  faultd::testing::ServingThread<WebhookServer> serving{io, server};
 };
 
 // The server closes a timed-out connection before its io thread counts the timeout: poll the
