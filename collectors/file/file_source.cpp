@@ -19,6 +19,7 @@
 #include "collectors/file/glob.hpp"
 #include "collectors/file/inotify_watch.hpp"
 #include "collectors/file/line_buffer.hpp"
+#include "collectors/file/path_fields.hpp"
 
 namespace faultd {
 namespace {
@@ -122,12 +123,10 @@ struct FileSource::Impl {
                                   "must be positive");
     }
     if (!config.path_fields.empty()) {
-      RE2::Options options;
-      options.set_log_errors(false);
-      fields_re = std::make_unique<RE2>(config.path_fields, options);
-      if (!fields_re->ok()) {
-        throw std::invalid_argument("file source '" + config.name +
-                                    "': path_fields: " + fields_re->error());
+      std::string error;
+      fields_re = compile_path_fields(config.path_fields, error);
+      if (!fields_re) {
+        throw std::invalid_argument("file source '" + config.name + "': path_fields: " + error);
       }
     }
     // Without inotify the periodic scan still finds everything, only later.
@@ -575,24 +574,7 @@ struct FileSource::Impl {
   }
 
   Fields capture_fields(const std::string& path) const {
-    Fields out;
-    if (!fields_re) return out;
-    const int groups = fields_re->NumberOfCapturingGroups();
-    std::vector<re2::StringPiece> captures(static_cast<size_t>(groups) + 1);
-    if (!fields_re->Match(path, 0, path.size(), RE2::UNANCHORED, captures.data(), groups + 1)) {
-      return out;
-    }
-    std::vector<std::pair<int, std::string>> named;
-    for (const auto& [name, index] : fields_re->NamedCapturingGroups()) {
-      named.emplace_back(index, name);
-    }
-    std::sort(named.begin(), named.end());
-    for (const auto& [index, name] : named) {
-      const re2::StringPiece& c = captures[static_cast<size_t>(index)];
-      if (c.data() == nullptr) continue;  // optional group that did not take part
-      out.emplace_back(name, std::string(c.data(), c.size()));
-    }
-    return out;
+    return fields_re ? capture_path_fields(*fields_re, path) : Fields{};
   }
 
   // Counts an error once per failure episode: a file that stays unreadable is not counted again

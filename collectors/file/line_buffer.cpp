@@ -1,6 +1,9 @@
 #include "collectors/file/line_buffer.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "daemon/core/newlines.hpp"
@@ -136,6 +139,30 @@ void LineBuffer::trim() {
   if (buf_.capacity() <= kKeepCapacity || buffered() * 4 > buf_.capacity()) return;
   compact();
   buf_.shrink_to_fit();
+}
+
+int read_lines(int fd, size_t max_line_bytes, size_t max_chunk_bytes,
+               const std::function<void(const LineBuffer::Pending&)>& on_chunk) {
+  LineBuffer lines(max_line_bytes, max_chunk_bytes);
+  lines.reset(0, 0);
+  const size_t read_bytes = std::clamp<size_t>(max_chunk_bytes, size_t{64} * 1024, size_t{1} << 20);
+  int error = 0;
+  for (;;) {
+    char* dst = lines.prepare(read_bytes);
+    const ssize_t n = ::read(fd, dst, read_bytes);
+    if (n < 0 && errno == EINTR) {
+      lines.appended(0);
+      continue;
+    }
+    lines.appended(n > 0 ? static_cast<size_t>(n) : 0);
+    if (n < 0) error = errno;
+    const bool end = n <= 0;
+    while (auto chunk = lines.next(end)) {
+      on_chunk(*chunk);
+      lines.commit(*chunk);
+    }
+    if (end) return error;
+  }
 }
 
 }  // namespace faultd

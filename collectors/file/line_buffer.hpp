@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,5 +79,13 @@ class LineBuffer {
   uint64_t committed_line_ = 0;
   uint64_t truncated_lines_ = 0;
 };
+
+// Reads `fd` from its current offset to the end through a LineBuffer, exactly as the file source
+// splits a file it follows: chunks of complete lines of at most `max_chunk_bytes`, over-long lines
+// cut at `max_line_bytes`, and a last line without a newline handed out at the end. For offline
+// readers (`faultd --replay`, the golden tests). Returns 0, or the errno of a failed read (the
+// chunks before it were handed out).
+int read_lines(int fd, size_t max_line_bytes, size_t max_chunk_bytes,
+               const std::function<void(const LineBuffer::Pending&)>& on_chunk);
 
 }  // namespace faultd

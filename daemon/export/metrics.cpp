@@ -54,17 +54,17 @@ std::string code_label(const std::string& code) {
   return code;
 }
 
-// faultd_device_state: one series per device and state, exactly one of them 1.
+// faultd_device_state: one series per device and state, exactly one of them 1. Read from the
+// pipeline's DeviceView at scrape time; the refused values of the rules with them.
 class Metrics::DeviceStates final : public pm::Collectable {
  public:
-  struct Snapshot {
-    DeviceState state = DeviceState::Healthy;
-    bool repair = false;
-    bool acked = false;
-  };
-  void set(std::map<std::string, Snapshot> states) {
+  void set(std::shared_ptr<const DeviceView> view) {
     std::lock_guard lock(mu_);
-    states_ = std::move(states);
+    view_ = std::move(view);
+  }
+  void set(std::shared_ptr<const Refusals> refusals) {
+    std::lock_guard lock(mu_);
+    refusals_ = std::move(refusals);
   }
   std::vector<pm::MetricFamily> Collect() const override {
     auto f = family("faultd_device_state",
@@ -77,24 +77,43 @@ class Metrics::DeviceStates final : public pm::Collectable {
     auto acked = family("faultd_device_acknowledged",
                         "1 when an operator acknowledged the device's current incident.",
                         pm::MetricType::Gauge);
-    std::lock_guard lock(mu_);
-    for (const auto& [device, snap] : states_) {
+    auto refused = family("faultd_rule_refused_values_total",
+                          "Values a rule captured that failed validation (kept out of the "
+                          "finding), by field: device or code.",
+                          pm::MetricType::Counter);
+    std::shared_ptr<const DeviceView> view;
+    std::shared_ptr<const Refusals> refusals;
+    {
+      std::lock_guard lock(mu_);
+      view = view_;
+      refusals = refusals_;
+    }
+    for (const auto& d : view ? view->snapshot() : std::vector<DeviceRecord>{}) {
       for (int i = 0; i < kDeviceStateCount; ++i) {
         const auto s = static_cast<DeviceState>(i);
-        f.metric.push_back(sample({{"device", device}, {"state", std::string(to_string(s))}},
-                                  s == snap.state ? 1.0 : 0.0, pm::MetricType::Gauge));
+        f.metric.push_back(sample({{"device", d.device}, {"state", std::string(to_string(s))}},
+                                  s == d.state ? 1.0 : 0.0, pm::MetricType::Gauge));
       }
-      repair.metric.push_back(
-          sample({{"device", device}}, snap.repair ? 1.0 : 0.0, pm::MetricType::Gauge));
+      repair.metric.push_back(sample({{"device", d.device}}, d.verdict == "faulty" ? 1.0 : 0.0,
+                                     pm::MetricType::Gauge));
       acked.metric.push_back(
-          sample({{"device", device}}, snap.acked ? 1.0 : 0.0, pm::MetricType::Gauge));
+          sample({{"device", d.device}}, d.acked ? 1.0 : 0.0, pm::MetricType::Gauge));
     }
-    return {std::move(f), std::move(repair), std::move(acked)};
+    if (refusals) {
+      refused.metric.push_back(sample({{"field", "device"}},
+                                      static_cast<double>(refusals->devices.load()),
+                                      pm::MetricType::Counter));
+      refused.metric.push_back(sample({{"field", "code"}},
+                                      static_cast<double>(refusals->codes.load()),
+                                      pm::MetricType::Counter));
+    }
+    return {std::move(f), std::move(repair), std::move(acked), std::move(refused)};
   }
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, Snapshot> states_;
+  std::shared_ptr<const DeviceView> view_;
+  std::shared_ptr<const Refusals> refusals_;
 };
 
 // Per-source self-health, read from each source's atomics at scrape time: a dead collector
@@ -373,10 +392,12 @@ void Metrics::on_verdict(const std::string& verdict) {
   verdicts_->Add({{"verdict", verdict}}).Increment();
 }
 
-void Metrics::on_device_states(const std::map<std::string, DeviceRecord>& devices) {
-  std::map<std::string, DeviceStates::Snapshot> states;
-  for (const auto& [id, d] : devices) states[id] = {d.state, d.verdict == "faulty", d.acked};
-  device_states_->set(std::move(states));
+void Metrics::set_devices(std::shared_ptr<const DeviceView> view) {
+  device_states_->set(std::move(view));
+}
+
+void Metrics::set_refusals(std::shared_ptr<const Refusals> refusals) {
+  device_states_->set(std::move(refusals));
 }
 
 void Metrics::on_actions_configured(const std::vector<std::string>& actions) {

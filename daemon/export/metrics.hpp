@@ -17,8 +17,10 @@
 
 #include "collectors/collector.hpp"
 #include "daemon/core/types.hpp"
+#include "daemon/state/device_view.hpp"
 #include "daemon/state/store.hpp"
 #include "rules/detectors/bank.hpp"
+#include "rules/matcher.hpp"
 
 namespace prometheus {
 class Registry;
@@ -54,7 +56,9 @@ class Metrics {
   void on_escalation(FaultLevel to);
   void on_incidents_open(size_t open);
   void on_verdict(const std::string& verdict);
-  void on_device_states(const std::map<std::string, DeviceRecord>& devices);
+  // Where device states and the rules' refused values are read at scrape time.
+  void set_devices(std::shared_ptr<const DeviceView> view);
+  void set_refusals(std::shared_ptr<const Refusals> refusals);
   // The configured actions: their result counters are created at 0.
   void on_actions_configured(const std::vector<std::string>& actions);
   void on_action(const std::string& action, ActionStatus status, Duration took);

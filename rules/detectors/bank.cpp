@@ -145,11 +145,11 @@ std::optional<Finding> DetectorBank::observe(const Finding& match, TimePoint now
   return verdict(s, *v, now);
 }
 
-void DetectorBank::apply(std::vector<Finding>& findings, TimePoint now) {
+void DetectorBank::apply(std::vector<Finding>& findings) {
   size_t kept = 0;
   for (size_t i = 0; i < findings.size(); ++i) {
     if (findings[i].detector_input) {
-      auto v = observe(findings[i], now);
+      auto v = observe(findings[i], findings[i].time);
       if (!v) continue;
       findings[i] = std::move(*v);
     }

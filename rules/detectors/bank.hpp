@@ -56,8 +56,8 @@ class DetectorBank {
   // it completes, if any. Matches of rules the bank does not know are ignored.
   std::optional<Finding> observe(const Finding& match, TimePoint now);
   // Replaces the detector inputs among `findings` by the verdicts they complete (in place,
-  // order kept); other findings stay. What the app and --replay do with a scan's output.
-  void apply(std::vector<Finding>& findings, TimePoint now);
+  // order kept), each observed at its own `time`; other findings stay.
+  void apply(std::vector<Finding>& findings);
   // Time-based verdicts (stalls) as of `now`.
   std::vector<Finding> tick(TimePoint now);
 

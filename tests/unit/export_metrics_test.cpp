@@ -85,11 +85,25 @@ TEST_CASE("device states export one series per state with exactly one at 1", "[e
   DeviceRecord d;
   d.device = "3";
   d.state = DeviceState::Warning;
-  m.on_device_states({{"3", d}});
+  auto view = std::make_shared<DeviceView>();
+  m.set_devices(view);
+  CHECK_THAT(m.render(), !Catch::Contains("faultd_device_state{"));
+  view->publish({{"3", d}});  // read at scrape time: no further call to the exporter
   const auto text = m.render();
   CHECK_THAT(text, Catch::Contains("faultd_device_state{device=\"3\",state=\"healthy\"} 0"));
   CHECK_THAT(text, Catch::Contains("faultd_device_state{device=\"3\",state=\"warning\"} 1"));
   CHECK_THAT(text, Catch::Contains("faultd_device_state{device=\"3\",state=\"isolated\"} 0"));
+}
+
+TEST_CASE("values the rules refused are counted by field", "[export]") {
+  Metrics m;
+  auto refusals = std::make_shared<Refusals>();
+  m.set_refusals(refusals);
+  refusals->devices += 3;
+  refusals->codes += 1;
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains("faultd_rule_refused_values_total{field=\"device\"} 3"));
+  CHECK_THAT(text, Catch::Contains("faultd_rule_refused_values_total{field=\"code\"} 1"));
 }
 
 TEST_CASE("findings count by device, level and code; latency is observed", "[export]") {
@@ -169,7 +183,9 @@ TEST_CASE("metrics are served over HTTP on a port chosen at bind time", "[export
   REQUIRE(ports.size() == 1);
   DeviceRecord d;
   d.device = "0";
-  m.on_device_states({{"0", d}});
+  auto view = std::make_shared<DeviceView>();
+  view->publish({{"0", d}});
+  m.set_devices(view);
   const auto body = http_get(ports[0], "/metrics");
   CHECK_THAT(body, Catch::Contains("200 OK"));
   CHECK_THAT(body, Catch::Contains("# HELP faultd_device_state"));
@@ -211,6 +227,8 @@ TEST_CASE("scrapes on the HTTP threads run alongside the io thread's reports", "
     }
   });
   auto src = std::make_shared<StubSource>("plog");
+  auto view = std::make_shared<DeviceView>();
+  m.set_devices(view);
   // Reports go on until the scraper has overlapped them a few times, whatever the speed.
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   int i = 0;
@@ -222,7 +240,7 @@ TEST_CASE("scrapes on the HTTP threads run alongside the io thread's reports", "
     DeviceRecord d;
     d.device = std::to_string(i % 8);
     d.state = i % 2 == 0 ? DeviceState::Warning : DeviceState::Healthy;
-    m.on_device_states({{d.device, d}});
+    view->publish({{d.device, d}});
     Finding f;
     f.rule = "r0";
     f.device = d.device;

@@ -1,7 +1,8 @@
 // Golden tests of the shipped rule packs: every directory under tests/golden/ with a `source`
 // file is a case (see tests/golden/README.md). The packs are loaded from etc/faultd/rules.d/
-// exactly as shipped, and each case is scanned whole and cut into chunks of a few lines, which
-// must give the same findings.
+// exactly as shipped, and each case goes through the daemon's own matching path: the file
+// source's line splitting (read_lines), its path fields and the Matcher. Each case is read whole
+// and in chunks of one and of a few lines, which must give the same findings.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,10 +12,15 @@
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
 #include <re2/re2.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
-#include "rules/detectors/bank.hpp"
+#include "collectors/file/line_buffer.hpp"
+#include "collectors/file/path_fields.hpp"
+#include "rules/matcher.hpp"
 #include "rules/rule.hpp"
 
 namespace fs = std::filesystem;
@@ -59,77 +65,52 @@ std::shared_ptr<const RuleSet> load_shipped(std::vector<RuleSpec>* specs_out = n
   return set;
 }
 
-// What a file source would hand the engine for `path`: its path_fields regex's named groups.
+// The case's path fields: its source's path_fields regex over its path.
 Fields path_fields_of(const std::string& regex, const std::string& path) {
-  Fields fields;
-  if (regex.empty()) return fields;
-  RE2 re(regex);
-  REQUIRE(re.ok());
-  std::vector<re2::StringPiece> subs(re.NumberOfCapturingGroups() + 1);
-  if (!re.Match(path, 0, path.size(), RE2::UNANCHORED, subs.data(),
-                static_cast<int>(subs.size()))) {
-    return fields;
-  }
-  for (const auto& [name, index] : re.NamedCapturingGroups()) {
-    if (subs[index].data() != nullptr) fields.emplace_back(name, std::string(subs[index]));
-  }
-  return fields;
+  if (regex.empty()) return {};
+  std::string error;
+  auto re = compile_path_fields(regex, error);
+  INFO(error);
+  REQUIRE(re != nullptr);
+  return capture_path_fields(*re, path);
 }
 
-// Scans `data` in chunks of at most `lines_per_chunk` lines (0: one chunk), as a file source
-// would deliver it.
-std::vector<Finding> scan_in_chunks(const RuleSet& set, const std::string& data,
-                                    const std::string& source, const std::string& path,
-                                    const Fields& fields, size_t lines_per_chunk) {
+// What the daemon journals for the file `input`, read in chunks of at most `chunk_bytes` (each
+// chunk holds whole lines; a line longer than that is a chunk of its own). Line N is taken to
+// arrive N seconds after the start; if the case has a `tick_after`, the detectors' tick runs
+// that long after the last line.
+std::vector<Finding> match_file(const std::shared_ptr<const RuleSet>& set, const fs::path& input,
+                                const std::string& source, const std::string& path,
+                                const Fields& fields, size_t chunk_bytes,
+                                const std::optional<Duration>& tick_after, uint64_t last_line) {
+  const TimePoint start = TimePoint{} + std::chrono::hours(24 * 365 * 50);
+  auto at = [&](uint64_t line) { return start + std::chrono::seconds(line); };
+  Matcher matcher;
+  matcher.configure(set);
   std::vector<Finding> out;
-  ScanContext context;  // one per source, as the app keeps it: multi-line rules span chunks
-  size_t start = 0;
-  uint64_t line = 1;
-  while (start < data.size()) {
-    size_t end = start;
-    size_t lines = 0;
-    while (end < data.size() && (lines_per_chunk == 0 || lines < lines_per_chunk)) {
-      const size_t nl = data.find('\n', end);
-      end = nl == std::string::npos ? data.size() : nl + 1;
-      ++lines;
-    }
+  const int fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const int error = read_lines(fd, 64 * 1024, chunk_bytes, [&](const LineBuffer::Pending& p) {
     Chunk chunk;
     chunk.source = source;
     chunk.path = path;
     chunk.identity = {1, 2, 3, 4};
-    chunk.start_offset = start;
-    chunk.end_offset = end;
-    chunk.first_line = line;
-    chunk.end_line = line + lines - 1;
-    chunk.data = std::string_view(data).substr(start, end - start);
+    chunk.start_offset = p.start_offset;
+    chunk.end_offset = p.end_offset;
+    chunk.first_line = p.first_line;
+    chunk.end_line = p.end_line;
+    chunk.data = p.data;
     chunk.path_fields = &fields;
-    set.scan(chunk, TimePoint{}, out, nullptr, &context);
-    start = end;
-    line += lines;
-  }
-  return out;
-}
-
-// What the app journals: plain findings as they are, detector inputs through a DetectorBank
-// (line N is taken to arrive N seconds after the start), then, if the case has a `tick_after`
-// file, the bank's tick that long after the last line.
-std::vector<Finding> through_detectors(const RuleSet& set, const std::vector<Finding>& raw,
-                                       const std::optional<Duration>& tick_after,
-                                       uint64_t last_line) {
-  const TimePoint start = TimePoint{} + std::chrono::hours(24 * 365 * 50);
-  auto at = [&](uint64_t line) { return start + std::chrono::seconds(line); };
-  DetectorBank bank;
-  bank.configure(set);
-  std::vector<Finding> out;
-  for (const auto& f : raw) {
-    if (!f.detector_input) {
-      out.push_back(f);
-    } else if (auto v = bank.observe(f, at(f.line))) {
-      out.push_back(std::move(*v));
-    }
-  }
+    std::vector<Finding> found;
+    matcher.scan(chunk, TimePoint{}, found);
+    for (auto& f : found) f.time = at(f.line);
+    matcher.detect(found);
+    for (auto& f : found) out.push_back(std::move(f));
+  });
+  ::close(fd);
+  REQUIRE(error == 0);
   if (tick_after) {
-    for (auto& v : bank.tick(at(last_line) + *tick_after)) out.push_back(std::move(v));
+    for (auto& v : matcher.tick(at(last_line) + *tick_after)) out.push_back(std::move(v));
   }
   return out;
 }
@@ -146,7 +127,7 @@ std::string describe(const std::vector<Finding>& findings) {
 }  // namespace
 
 TEST_CASE("golden: each case gives exactly its expected findings, whole or in chunks",
-          "[rules][golden]") {
+          "[golden]") {
   const auto set = load_shipped();
   std::vector<fs::path> cases;
   for (const auto& e : fs::directory_iterator(fs::path(FAULTD_SOURCE_DIR) / "tests/golden")) {
@@ -179,12 +160,11 @@ TEST_CASE("golden: each case gives exactly its expected findings, whole or in ch
         REQUIRE(tick_after);
       }
       const auto last_line = static_cast<uint64_t>(std::count(data.begin(), data.end(), '\n'));
-
-      for (size_t lines_per_chunk : {size_t{0}, size_t{1}, size_t{7}}) {
-        const auto found = through_detectors(
-            *set, scan_in_chunks(*set, data, source, path, fields, lines_per_chunk), tick_after,
-            last_line);
-        INFO("lines per chunk: " << lines_per_chunk << "\nfound:\n" << describe(found));
+      // Whole, line by line (a one-byte chunk holds one line), and a few lines at a time.
+      for (size_t chunk_bytes : {size_t{1} << 30, size_t{1}, size_t{700}}) {
+        const auto found =
+            match_file(set, dir / "input.log", source, path, fields, chunk_bytes, tick_after, last_line);
+        INFO("chunk bytes: " << chunk_bytes << "\nfound:\n" << describe(found));
         REQUIRE(found.size() == expected.size());
         for (size_t i = 0; i < found.size(); ++i) {
           const Finding& f = found[i];
@@ -215,7 +195,7 @@ TEST_CASE("golden: each case gives exactly its expected findings, whole or in ch
 }
 
 TEST_CASE("golden: every shipped pack builds alone and together, without warnings",
-          "[rules][golden]") {
+          "[golden]") {
   const auto packs = shipped_packs();
   REQUIRE(!packs.empty());
   std::set<std::string> ids;
@@ -241,7 +221,7 @@ TEST_CASE("golden: every shipped pack builds alone and together, without warning
   CHECK(all->size() == ids.size());
 }
 
-TEST_CASE("golden: every shipped rule has at least one positive golden line", "[rules][golden]") {
+TEST_CASE("golden: every shipped rule has at least one positive golden line", "[golden]") {
   std::vector<RuleSpec> specs;
   load_shipped(&specs);
   std::set<std::string> covered;

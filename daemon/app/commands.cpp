@@ -1,0 +1,180 @@
+#include "daemon/app/commands.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/core/json.hpp"
+
+namespace faultd {
+namespace {
+
+using json = nlohmann::json;
+
+json error(const std::string& why) { return {{"ok", false}, {"error", why}}; }
+
+json to_json(const DeviceRecord& d) {
+  return {{"device", d.device},
+          {"state", std::string(to_string(d.state))},
+          {"reason", d.reason},
+          {"fault_id", d.fault_id},
+          {"level", d.fault_id != 0 ? std::string(to_string(d.level)) : ""},
+          {"rule", d.rule},
+          {"code", d.code},
+          {"since", format_time(d.since)},
+          {"verdict", d.verdict},
+          {"repair", d.verdict == "faulty"},
+          {"acked", d.acked},
+          {"ack_reason", d.ack_reason}};
+}
+
+json to_json(const ActionRecord& a) {
+  return {{"id", a.id},
+          {"action", a.action},
+          {"device", a.device},
+          {"fault_id", a.fault_id},
+          {"status", std::string(to_string(a.status))},
+          {"attempts", a.attempts},
+          {"exit_code", a.exit_code},
+          {"detail", a.detail},
+          {"created", format_time(a.created)},
+          {"finished", a.finished == TimePoint{} ? "" : format_time(a.finished)}};
+}
+
+json to_json(const Incident& i) {
+  return {{"id", i.id},
+          {"device", i.device},
+          {"rule", i.rule},
+          {"code", i.code},
+          {"level", std::string(to_string(i.level))},
+          {"base_level", std::string(to_string(i.base_level))},
+          {"first", format_time(i.first)},
+          {"last", format_time(i.last)},
+          {"count", i.count},
+          {"open", i.open},
+          {"node_level", i.node_level},
+          {"escalation", i.escalation},
+          {"note", i.note}};
+}
+
+json status(const CommandContext& c) {
+  json devices = json::array();
+  for (const auto& [id, d] : c.pipeline.devices()) devices.push_back(to_json(d));
+  json sources = json::array();
+  for (const auto& s : c.sources()) {
+    auto& st = s->stats();
+    uint64_t errors = 0;
+    for (int k = 0; k < kSourceErrorKindCount; ++k)
+      errors += st.error_count(static_cast<SourceErrorKind>(k));
+    sources.push_back({{"name", s->name()},
+                       {"files", st.files.load()},
+                       {"lines", st.lines.load()},
+                       {"bytes", st.bytes.load()},
+                       {"lag_bytes", st.lag_bytes.load()},
+                       {"errors", errors}});
+  }
+  return {{"ok", true},
+          {"node", c.config.node},
+          {"version", FAULTD_VERSION},
+          {"rules", c.config.rules->size()},
+          {"ruleset_sha256", c.config.rules->sha256()},
+          {"dry_run", c.config.policy.dry_run},
+          {"actions_in_flight", c.actions.in_flight()},
+          {"devices", devices},
+          {"sources", sources}};
+}
+
+json events(const CommandContext& c, const json& r) {
+  FaultQuery q;
+  q.device = r.value("device", "");
+  if (r.contains("since")) {
+    auto d = parse_duration(r.value("since", ""));
+    if (!d) return error("since must be a duration such as 30m or 24h");
+    q.since = c.clock.now() - *d;
+  }
+  q.limit = r.value("limit", static_cast<size_t>(1000));
+  json list = json::array();
+  for (const auto& f : c.store.query_faults(q)) list.push_back(faultd::to_json(f));
+  json actions = json::array();
+  for (const auto& a : c.store.query_actions(q.device, q.limit)) {
+    if (q.since && a.created < *q.since) continue;
+    actions.push_back(to_json(a));
+  }
+  return {{"ok", true}, {"faults", list}, {"actions", actions}};
+}
+
+json history(const CommandContext& c, const json& r) {
+  const std::string device = r.value("device", "");
+  if (!is_valid_device_id(device)) return error("invalid device id");
+  const auto limit = r.value("limit", static_cast<size_t>(100));
+  json transitions = json::array();
+  for (const auto& t : c.store.query_transitions(device, limit)) {
+    transitions.push_back(faultd::to_json(t));
+  }
+  json list = json::array();
+  for (const auto& i : c.store.query_incidents(device, false, limit)) list.push_back(to_json(i));
+  return {{"ok", true}, {"device", device}, {"transitions", transitions}, {"incidents", list}};
+}
+
+json incidents(const CommandContext& c, const json& r) {
+  const std::string device = r.value("device", "");
+  if (!device.empty() && !is_valid_device_id(device)) return error("invalid device id");
+  json list = json::array();
+  for (const auto& i :
+       c.store.query_incidents(device, !r.value("all", false), r.value("limit", size_t{1000}))) {
+    list.push_back(to_json(i));
+  }
+  return {{"ok", true}, {"incidents", list}};
+}
+
+json budget(const CommandContext& c) {
+  const int used = c.actions.isolations_in_window();
+  const int max = c.config.policy.max_isolations;
+  return {{"ok", true},
+          {"max_isolations", max},
+          {"window", format_duration(c.config.policy.isolation_window)},
+          {"used", used},
+          {"remaining", std::max(0, max - used)},
+          {"exhausted", used >= max}};
+}
+
+// isolate, clear, ack: a device and a reason, then one pipeline step.
+json operator_request(const CommandContext& c, const std::string& cmd, const json& r) {
+  const std::string device = r.value("device", "");
+  const std::string reason = r.value("reason", "");
+  if (!is_valid_device_id(device)) return error("invalid device id");
+  if (reason.empty()) return error("a reason is required");
+  const std::string why = "operator: " + reason;
+  const Step step = cmd == "isolate" ? c.pipeline.isolate(device, reason)
+                    : cmd == "clear" ? c.pipeline.clear(device, why)
+                                     : c.pipeline.acknowledge(device, why);
+  c.apply(step);
+  if (!step.refused.empty()) return error(step.refused);
+  if (!step.store_error.empty()) return error("state store: " + step.store_error);
+  if (cmd == "ack") {
+    spdlog::info("device {}: incident {} acknowledged ({})", device, step.fault_id, reason);
+    return {{"ok", true}, {"device", device}, {"fault_id", step.fault_id}};
+  }
+  const bool changed = !step.transitions.empty();
+  if (cmd == "clear") return {{"ok", true}, {"changed", changed}, {"state", "healthy"}};
+  if (!changed) return {{"ok", true}, {"changed", false}, {"state", "isolated"}};
+  return {{"ok", true}, {"changed", true}, {"state", "isolated"}, {"fault_id", step.fault_id}};
+}
+
+}  // namespace
+
+json handle_command(const CommandContext& c, const json& r) {
+  const std::string cmd = r.value("cmd", "");
+  if (cmd == "status") return status(c);
+  if (cmd == "events") return events(c, r);
+  if (cmd == "history") return history(c, r);
+  if (cmd == "incidents") return incidents(c, r);
+  if (cmd == "budget") return budget(c);
+  if (cmd == "isolate" || cmd == "clear" || cmd == "ack") return operator_request(c, cmd, r);
+  if (cmd == "reload") {
+    const std::string errors = c.reload();
+    if (errors.empty()) return {{"ok", true}, {"rules", c.config.rules->size()}};
+    return error(errors);
+  }
+  return error("unknown command '" + cmd + "'");
+}
+
+}  // namespace faultd

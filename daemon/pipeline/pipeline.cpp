@@ -1,0 +1,356 @@
+#include "daemon/pipeline/pipeline.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "daemon/actions/action_manager.hpp"
+
+namespace faultd {
+namespace {
+
+StateMachine::WarnTable level_table(const PolicyConfig& p, bool LevelPolicy::*flag) {
+  StateMachine::WarnTable w{};
+  for (size_t i = 0; i < w.size(); ++i) w[i] = p.levels[i].*flag;
+  return w;
+}
+
+LifecycleSettings lifecycle_settings(const Config& c) {
+  LifecycleSettings s;
+  s.incident_ttl = c.policy.incident_ttl;
+  s.storm = c.policy.storm;
+  s.frequency = c.policy.escalations;
+  s.duration = c.policy.duration_escalations;
+  s.correlations = c.policy.correlations;
+  for (const auto& id : c.rules->shadow_rule_ids()) s.shadow_rules.insert(id);
+  return s;
+}
+
+// How far back incidents are loaded: the longest window any escalation counts over.
+Duration lifecycle_memory(const PolicyConfig& p) {
+  Duration keep = p.incident_ttl;
+  for (const auto& e : p.escalations) keep = std::max({keep, e.window, e.release});
+  return keep;
+}
+
+// The journal row of a node-level storm: `f` tipped it; its id makes the row unique.
+Finding storm_finding(const Finding& f, const Incident& storm) {
+  Finding node;
+  node.rule = "node.storm";
+  node.source = "faultd";
+  node.level = f.level;
+  node.code = f.code;
+  node.file = signature_of(f.rule, f.code);
+  node.identity.ino = static_cast<uint64_t>(f.id);
+  node.time = node.noticed = f.time;
+  node.text = storm.note;
+  return node;
+}
+
+}  // namespace
+
+Pipeline::Pipeline(Store& store, const Clock& clock)
+    : store_(store), clock_(clock), machine_(StateMachine::WarnTable{}) {}
+
+void Pipeline::configure(const Config& config) {
+  policy_ = config.policy;
+  actions_.clear();
+  for (const auto& [name, a] : config.actions) actions_.insert(name);
+  machine_.set_policy(level_table(policy_, &LevelPolicy::warn));
+  machine_.set_recoverable(level_table(policy_, &LevelPolicy::recover));
+  lifecycle_.configure(lifecycle_settings(config));
+}
+
+void Pipeline::load() {
+  machine_.load(store_.load_devices());
+  lifecycle_.load(store_.load_incidents(clock_.now() - lifecycle_memory(policy_)));
+  view_->publish(machine_.devices());
+}
+
+void Pipeline::reload() {
+  try {
+    load();
+  } catch (const StoreError& e) {
+    spdlog::error("state store: cannot reload the state: {}", e.what());
+  }
+}
+
+// One transaction for one input, and the one store-failure policy: nothing of the input is
+// kept, and memory goes back to what the store holds.
+template <typename Fn>
+Step Pipeline::in_txn(const std::string& what, Fn&& fn) {
+  Step step;
+  try {
+    Store::Txn txn(store_);
+    fn(txn, step);
+    for (const auto& i : lifecycle_.take_dirty()) txn.save_incident(i);
+    txn.commit();
+  } catch (const StoreError& e) {
+    spdlog::error("state store: {}: {}", what, e.what());
+    Step failed;
+    failed.store_error = what + ": " + e.what();
+    reload();
+    return failed;
+  }
+  step.open_incidents = lifecycle_.open_incidents().size();
+  view_->publish(machine_.devices());
+  return step;
+}
+
+// A transition inside the input's transaction, with what it asks for: the actions of its
+// level's policy (journaled with it, so a kill before the hooks start does not forget them), or
+// undoing an isolation in the cluster when an isolated device is cleared.
+void Pipeline::apply(Store::Txn& txn, const Transition& t, const Finding* cause, Step& step) {
+  txn.apply_transition(t);
+  step.transitions.push_back(t);
+  if (t.to == DeviceState::Warning && t.fault_id != 0 && cause != nullptr) {
+    const auto& wanted = policy_.levels[static_cast<size_t>(t.level)].actions;
+    for (const auto& name : wanted) {
+      if (actions_.count(name) != 0) txn.journal_action(name, t.device, t.fault_id, t.time);
+    }
+    if (!wanted.empty()) step.actions.push_back({wanted, *cause, /*by_operator=*/false});
+  }
+  // Keyed by the isolating incident, so the clear action runs once per isolation.
+  if (t.from == DeviceState::Isolated && t.to == DeviceState::Healthy && t.fault_id != 0 &&
+      actions_.count(kClearAction) != 0) {
+    if (auto incident = store_.find_fault(t.fault_id)) {
+      step.actions.push_back({{kClearAction}, *incident, /*by_operator=*/true});
+    }
+  }
+}
+
+Step Pipeline::record(std::vector<Finding>& findings, const ReadPosition* position) {
+  const std::string what = "cannot record " + std::to_string(findings.size()) +
+                           " finding(s) from " +
+                           (position != nullptr ? position->path : std::string("detectors")) +
+                           "; they will be read again";
+  return in_txn(what, [&](Store::Txn& txn, Step& step) {
+    lifecycle_.anticipate(findings);  // a storm arriving at once isolates none of its devices
+    for (auto& f : findings) judge(txn, f, step);
+    if (position != nullptr) txn.save_position(*position);
+  });
+}
+
+// One finding through the lifecycle (grouping, storms, escalation, recovery, shadow) and the
+// state machine.
+void Pipeline::judge(Store::Txn& txn, Finding& f, Step& step) {
+  const auto d = lifecycle_.decide(f, f.time);
+  using Kind = Lifecycle::Kind;
+  if (d.kind == Kind::Grouped) {
+    step.grouped.push_back(f);
+    return;
+  }
+  if (!txn.insert_finding(f)) return;  // journaled before: a re-read after a crash
+  switch (d.kind) {
+    case Kind::Shadow:
+      step.shadow.push_back(f);
+      return;
+    case Kind::Recovery:
+      if (auto t = machine_.recover(f.device, f.code, "recovered: " + f.rule, f.time)) {
+        apply(txn, *t, nullptr, step);
+      }
+      break;
+    case Kind::Storm:
+      if (d.storm_started) {
+        Finding node = storm_finding(f, *d.storm_started);
+        txn.insert_finding(node);
+        Incident storm = *d.storm_started;
+        storm.id = node.id;
+        storm.count = 1;
+        lifecycle_.storm_recorded(f, storm);
+        step.storms.push_back(node);
+      }
+      break;
+    case Kind::NewIncident: {
+      lifecycle_.opened(f, d);
+      Finding effective = f;
+      effective.level = d.level;
+      if (!d.escalation.empty()) step.escalations.push_back(d.level);
+      if (auto t = machine_.on_finding(effective, f.time)) {
+        if (!d.escalation.empty()) t->reason = f.rule + " (" + d.escalation + ")";
+        apply(txn, *t, &f, step);
+      }
+      break;
+    }
+    case Kind::Evidence:
+      if (d.raised) {
+        if (auto first = store_.find_fault(d.incident)) {
+          first->level = d.level;
+          step.escalations.push_back(d.level);
+          if (auto t = machine_.on_finding(*first, f.time)) {
+            t->reason = first->rule + " (" + d.escalation + ")";
+            apply(txn, *t, &*first, step);
+          }
+        }
+      }
+      break;
+    case Kind::NoDevice:
+    case Kind::Grouped:
+      break;
+  }
+  step.journaled.push_back(f);
+}
+
+Step Pipeline::tick() {
+  const TimePoint now = clock_.now();
+  return in_txn("lifecycle update failed", [&](Store::Txn& txn, Step& step) {
+    for (const auto& i : lifecycle_.tick(now)) {
+      if (!i.open) {
+        if (auto t = machine_.release(i.device, i.id, "released: " + i.note, now)) {
+          apply(txn, *t, nullptr, step);
+        }
+      } else if (auto f = store_.find_fault(i.id)) {
+        f->level = i.level;
+        step.escalations.push_back(i.level);
+        if (auto t = machine_.on_finding(*f, now)) {
+          t->reason = i.rule + " (" + i.escalation + ")";
+          apply(txn, *t, &*f, step);
+        }
+      }
+    }
+  });
+}
+
+Step Pipeline::isolate(const std::string& device, const std::string& reason) {
+  // The operator's request is journaled as a fault of its own: it is the incident the isolate
+  // hook runs for, and its id is the hook's idempotence key.
+  Finding f;
+  f.rule = "operator.isolate";
+  f.source = "faultctl";
+  f.device = device;
+  f.level = FaultLevel::ManuallySeparateNPU;
+  f.time = clock_.now();
+  f.offset = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(f.time.time_since_epoch()).count());
+  f.text = "operator: " + reason;
+  return in_txn("operator isolate not recorded", [&](Store::Txn& txn, Step& step) {
+    txn.insert_finding(f);
+    if (auto t = machine_.isolate(device, f.text, f.id, f.time)) {
+      apply(txn, *t, nullptr, step);
+      step.fault_id = f.id;
+      if (actions_.count(kIsolateAction) != 0) {
+        step.actions.push_back({{kIsolateAction}, f, /*by_operator=*/true});
+      }
+    }
+  });
+}
+
+Step Pipeline::clear(const std::string& device, const std::string& reason) {
+  return in_txn("clear not recorded", [&](Store::Txn& txn, Step& step) {
+    if (auto t = machine_.clear(device, reason, clock_.now())) apply(txn, *t, nullptr, step);
+  });
+}
+
+Step Pipeline::acknowledge(const std::string& device, const std::string& reason) {
+  const DeviceRecord* d = machine_.find(device);
+  if (d == nullptr || d->state == DeviceState::Healthy) {
+    Step refused;
+    refused.refused = "device " + device + " has no incident to acknowledge";
+    return refused;
+  }
+  return in_txn("acknowledgement not recorded", [&](Store::Txn& txn, Step& step) {
+    machine_.acknowledge(device, reason);
+    const DeviceRecord* acked = machine_.find(device);
+    txn.mark_device(*acked);
+    step.fault_id = acked->fault_id;
+  });
+}
+
+// An isolation requested by the cluster goes through the same journal, state machine, policy
+// and budget as a local finding.
+Step Pipeline::isolate_by_alert(Finding alert) {
+  return in_txn("alert not recorded", [&](Store::Txn& txn, Step& step) {
+    if (!txn.insert_finding(alert)) {
+      step.duplicate = true;
+      step.fault_id = alert.id;
+      return;
+    }
+    step.fault_id = alert.id;
+    if (auto t = machine_.on_finding(alert, alert.time)) apply(txn, *t, &alert, step);
+    step.journaled.push_back(alert);
+    const DeviceRecord* d = machine_.find(alert.device);
+    if (d == nullptr || d->state != DeviceState::Isolated) {
+      // A no-op when the level's policy already asked for it (the journal keys the hook).
+      step.actions.push_back({{kIsolateAction}, alert, /*by_operator=*/false});
+    }
+  });
+}
+
+Step Pipeline::run_action(const std::string& device, const std::string& action) {
+  Step step;
+  if (actions_.count(action) == 0) {
+    step.refused = "action not configured";
+    return step;
+  }
+  const DeviceRecord* d = machine_.find(device);
+  std::optional<Finding> incident;
+  try {
+    if (d != nullptr && d->fault_id != 0) incident = store_.find_fault(d->fault_id);
+  } catch (const StoreError& e) {
+    step.store_error = e.what();
+    return step;
+  }
+  if (!incident) {
+    step.refused = "the device has no open incident to " + action;
+    return step;
+  }
+  step.fault_id = incident->id;
+  step.actions.push_back({{action}, *incident, /*by_operator=*/true});
+  return step;
+}
+
+Step Pipeline::on_action_finished(const ActionRecord& record) {
+  if (policy_.dry_run) return {};
+  if (record.action == kDiagnoseAction) return on_diagnosis(record);
+  if (record.action != kIsolateAction || record.status != ActionStatus::Success) return {};
+  return in_txn("device " + record.device + " isolated, but not recorded",
+                [&](Store::Txn& txn, Step& step) {
+                  if (auto t = machine_.isolate(record.device, "action isolate succeeded",
+                                                record.fault_id, clock_.now())) {
+                    apply(txn, *t, nullptr, step);
+                  }
+                });
+}
+
+// The diagnose hook's verdict (the vendor stress test): exit 0 = the device passed, so the cause
+// is suspected in software and the device is released per policy; exit 1 = the device is faulty
+// and stays isolated, marked for repair; exit 2 (no tool) or anything else = no verdict.
+Step Pipeline::on_diagnosis(const ActionRecord& record) {
+  std::string verdict;
+  if (record.status == ActionStatus::Success) {
+    verdict = "passed";
+  } else if (record.status == ActionStatus::Failure && record.exit_code == 1) {
+    verdict = "faulty";
+  } else {
+    spdlog::warn("device {}: no diagnosis verdict ({}, exit {})", record.device,
+                 to_string(record.status), record.exit_code);
+    Step step;
+    step.verdict = "unavailable";
+    return step;
+  }
+  const DeviceRecord* d = machine_.find(record.device);
+  if (d == nullptr || d->fault_id != record.fault_id) {
+    spdlog::info("device {}: diagnosis {} for an incident that is over; nothing changes",
+                 record.device, verdict);
+    Step step;
+    step.verdict = verdict;
+    return step;
+  }
+  Step step;
+  if (verdict == "passed" && policy_.release_on_diagnosis_pass) {
+    step = clear(record.device, "diagnosis passed: a software cause is suspected");
+  } else {
+    step = in_txn("diagnosis " + verdict + " not recorded", [&](Store::Txn& txn, Step&) {
+      machine_.set_verdict(record.device, verdict);
+      txn.mark_device(*machine_.find(record.device));
+    });
+    if (step.committed()) {
+      spdlog::warn("device {}: diagnosis {}{}", record.device, verdict,
+                   verdict == "faulty" ? ": stays isolated, marked for repair" : "");
+    }
+  }
+  step.verdict = verdict;
+  return step;
+}
+
+}  // namespace faultd

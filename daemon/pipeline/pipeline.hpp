@@ -1,0 +1,122 @@
+// The decision pipeline: everything that happens after matching, in one place.
+//
+//   findings ─┐
+//   tick ─────┤                Lifecycle ──▶ StateMachine          ┌─▶ Step.transitions
+//   operator ─┼──▶ Pipeline ── (grouping,    (healthy/warning/  ───┼─▶ Step.actions (hooks to start)
+//   alert ────┤                escalation,   isolated)             └─▶ Step.journaled, grouped, ...
+//   hook done ┘                storms)            │
+//                                                 └─ one Store::Txn per input
+//
+// Each input is judged once and committed in one transaction (findings, the incidents they
+// touched, the transitions, the actions those transitions ask for, the read position), and comes
+// back as one Step: what changed and what to do about it. The caller applies the Step (metrics,
+// logs, starting hooks); the policy (which level warns, which actions a level runs, what a
+// diagnosis verdict does) is looked up here and nowhere else.
+//
+// Store failures have one policy (in_txn): nothing of the input is kept, the error is counted
+// and logged once, the in-memory state is reloaded from the store (the truth), and the Step says
+// so (`store_error`): a chunk is then read again, an alert answered 503, an operator told.
+//
+// The device states are published as a snapshot after every committed change (DeviceView), which
+// the exporter reads at scrape time.
+//
+// Pure of I/O other than the store: `now` comes from the Clock it is given, hooks are started by
+// the caller from Step.actions. Threading: io thread only (DeviceView is the exception).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/config/config.hpp"
+#include "daemon/core/clock.hpp"
+#include "daemon/core/types.hpp"
+#include "daemon/state/device_view.hpp"
+#include "daemon/state/lifecycle.hpp"
+#include "daemon/state/state_machine.hpp"
+#include "daemon/state/store.hpp"
+
+namespace faultd {
+
+// Hooks to start for a committed fault.
+struct ActionRequest {
+  std::vector<std::string> actions;
+  Finding fault;  // committed (id set)
+  // An operator's (or the cluster's) explicit request: not limited by the isolation budget.
+  bool by_operator = false;
+};
+
+// What one input changed, once committed.
+struct Step {
+  std::vector<Transition> transitions;
+  std::vector<ActionRequest> actions;
+  std::vector<Finding> journaled;  // new journal rows (faults and recoveries)
+  std::vector<Finding> grouped;    // counted into an open incident
+  std::vector<Finding> shadow;     // a shadow rule's findings: counted, nothing else
+  std::vector<Finding> storms;     // node-level incidents opened
+  std::vector<FaultLevel> escalations;
+  std::optional<std::string> verdict;  // a diagnosis verdict: passed, faulty, unavailable
+  int64_t fault_id = 0;  // the journal row an operator's or alert's request created or found
+  bool duplicate = false;  // the request was journaled before (an alert repeated): nothing done
+  size_t open_incidents = 0;
+  std::string refused;      // the request was refused, nothing changed (why)
+  std::string store_error;  // the store failed: nothing was committed (why)
+  bool committed() const { return store_error.empty() && refused.empty(); }
+};
+
+class Pipeline {
+ public:
+  Pipeline(Store& store, const Clock& clock);
+
+  // The policy, actions and rules in force (at start and on every reload).
+  void configure(const Config& config);
+  // Loads device states and recent incidents from the store. Throws StoreError.
+  void load();
+
+  // Findings of one read buffer (or of the detectors' tick), with the read position that
+  // produced them (null: none). The step's store_error says the chunk must be offered again.
+  Step record(std::vector<Finding>& findings, const ReadPosition* position);
+  // Time-based lifecycle changes: duration escalations and releases.
+  Step tick();
+
+  // An operator's requests (faultctl). The device id and reason are validated by the caller.
+  Step isolate(const std::string& device, const std::string& reason);
+  Step clear(const std::string& device, const std::string& reason);
+  Step acknowledge(const std::string& device, const std::string& reason);
+
+  // The cluster's requests (Alertmanager). `alert` is the alert's own finding (rule, device,
+  // level, code, text, and an identity unique to the alert's firing): journaled once, so a
+  // repeated alert does nothing (Step.duplicate).
+  Step isolate_by_alert(Finding alert);
+  // Runs `action` for the device's open incident; refused when it has none.
+  Step run_action(const std::string& device, const std::string& action);
+
+  // A hook finished: an isolation that succeeded isolates the device; a diagnosis verdict
+  // releases it or marks it for repair.
+  Step on_action_finished(const ActionRecord& record);
+
+  const DeviceRecord* find(const std::string& device) const { return machine_.find(device); }
+  const std::map<std::string, DeviceRecord>& devices() const { return machine_.devices(); }
+  const std::shared_ptr<DeviceView>& device_view() const { return view_; }
+
+ private:
+  template <typename Fn>
+  Step in_txn(const std::string& what, Fn&& fn);
+  void reload();
+  void judge(Store::Txn& txn, Finding& f, Step& step);
+  void apply(Store::Txn& txn, const Transition& t, const Finding* cause, Step& step);
+  Step on_diagnosis(const ActionRecord& record);
+
+  Store& store_;
+  const Clock& clock_;
+  StateMachine machine_;
+  Lifecycle lifecycle_;
+  PolicyConfig policy_;
+  std::set<std::string> actions_;  // configured action names
+  std::shared_ptr<DeviceView> view_ = std::make_shared<DeviceView>();
+};
+
+}  // namespace faultd

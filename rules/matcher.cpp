@@ -1,0 +1,34 @@
+#include "rules/matcher.hpp"
+
+namespace faultd {
+
+Matcher::Matcher() = default;
+Matcher::~Matcher() = default;
+
+void Matcher::configure(std::shared_ptr<const RuleSet> rules) {
+  rules_ = std::move(rules);
+  detectors_.configure(*rules_);  // unchanged detector rules keep their series
+}
+
+size_t Matcher::match(const Chunk& chunk, TimePoint now, std::vector<Finding>& out) {
+  const size_t before = out.size();
+  scan(chunk, now, out);
+  const size_t matches = out.size() - before;
+  if (detectors_.active() && matches > 0) detect(out);
+  return matches;
+}
+
+void Matcher::scan(const Chunk& chunk, TimePoint now, std::vector<Finding>& out) {
+  auto context = contexts_.find(chunk.source);
+  if (context == contexts_.end()) context = contexts_.try_emplace(std::string(chunk.source)).first;
+  ScanStats stats;
+  rules_->scan(chunk, now, out, &stats, &context->second);
+  if (stats.device_refused > 0) refusals_->devices.fetch_add(stats.device_refused);
+  if (stats.code_refused > 0) refusals_->codes.fetch_add(stats.code_refused);
+}
+
+void Matcher::detect(std::vector<Finding>& findings) { detectors_.apply(findings); }
+
+std::vector<Finding> Matcher::tick(TimePoint now) { return detectors_.tick(now); }
+
+}  // namespace faultd

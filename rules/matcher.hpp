@@ -1,0 +1,71 @@
+// The one matching path: a Chunk in, the findings the daemon journals out. The daemon, `faultd
+// --replay` and the golden tests all match through a Matcher, so what a rule author sees offline
+// is what the daemon does.
+//
+//   Chunk ──RuleSet::scan (per-source ScanContext)──▶ matches ──DetectorBank──▶ findings
+//
+// A Matcher owns what matching keeps between chunks: the multi-line progress of each source
+// (a ScanContext per source name) and the training-numerics detectors' series. It counts the
+// values the rules refused (device ids and codes that fail validation): the rules refused them,
+// so they are the rules' figures, not a source's.
+//
+// Lifecycle: configure() at start and on every reload (unchanged detector rules keep their
+// state; contexts start over with a new RuleSet). Threading: io thread only, except refusals(),
+// whose counters are atomics read at scrape time.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/core/types.hpp"
+#include "rules/detectors/bank.hpp"
+#include "rules/rule.hpp"
+
+namespace faultd {
+
+struct Refusals {
+  std::atomic<uint64_t> devices{0};  // device values that failed is_valid_device_id
+  std::atomic<uint64_t> codes{0};    // codes that were not [A-Z0-9._-]{1,32}
+};
+
+class Matcher {
+ public:
+  Matcher();
+  ~Matcher();
+  Matcher(const Matcher&) = delete;
+  Matcher& operator=(const Matcher&) = delete;
+
+  void configure(std::shared_ptr<const RuleSet> rules);
+  const RuleSet& rules() const { return *rules_; }
+
+  // Matches the chunk and passes detector matches through the detectors: appends the findings
+  // to journal (plain matches and the verdicts detector matches complete), each dated `now`.
+  // Returns the number of rule matches, detector inputs included (which the detectors consume).
+  size_t match(const Chunk& chunk, TimePoint now, std::vector<Finding>& out);
+
+  // The two halves of match(), for a caller that dates each line itself (the golden tests take
+  // line N to arrive N seconds after the start): scan() appends the raw matches, detector inputs
+  // included; detect() replaces the detector inputs by the verdicts they complete, each observed
+  // at its own `time`.
+  void scan(const Chunk& chunk, TimePoint now, std::vector<Finding>& out);
+  void detect(std::vector<Finding>& findings);
+
+  // Time-based verdicts (stalls) as of `now`.
+  std::vector<Finding> tick(TimePoint now);
+  // Some detector rule is loaded: only then is a tick needed.
+  bool detectors_active() const { return detectors_.active(); }
+  std::vector<DetectorBank::SeriesStats> series_stats() const { return detectors_.series_stats(); }
+
+  const std::shared_ptr<Refusals>& refusals() const { return refusals_; }
+
+ private:
+  std::shared_ptr<const RuleSet> rules_;
+  std::map<std::string, ScanContext, std::less<>> contexts_;  // per source
+  DetectorBank detectors_;
+  std::shared_ptr<Refusals> refusals_ = std::make_shared<Refusals>();
+};
+
+}  // namespace faultd
