@@ -20,7 +20,7 @@ namespace faultd {
 namespace {
 
 // Read size of the offline reader: as the file source's default read_chunk_bytes.
-constexpr size_t kReadBytes = 1024 * 1024;
+constexpr size_t kReadBytes = size_t{1024} * 1024;
 
 struct Route {
   std::string source;
@@ -57,7 +57,7 @@ std::vector<Route> routes_for(const Config& config, const std::string& path) {
   if (routes.empty()) {
     for (const auto& s : file_sources) add(s);
   }
-  if (routes.empty()) routes.push_back(Route{"replay", {}, 64 * 1024});
+  if (routes.empty()) routes.push_back(Route{"replay", {}, size_t{64} * 1024});
   return routes;
 }
 
@@ -74,26 +74,26 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
   Matcher matcher;
   matcher.configure(config.rules);
   std::vector<Finding> findings;
-  const int error = read_lines(fd, route.max_line_bytes, kReadBytes,
-                               [&](const LineBuffer::Pending& p) {
-                                 Chunk c;
-                                 c.source = route.source;
-                                 c.path = path;
-                                 c.start_offset = p.start_offset;
-                                 c.end_offset = p.end_offset;
-                                 c.first_line = p.first_line;
-                                 c.end_line = p.end_line;
-                                 c.data = p.data;
-                                 c.path_fields = &route.path_fields;
-                                 const TimePoint now = SystemClock::now();
-                                 c.noticed = now;
-                                 findings.clear();
-                                 matcher.match(c, now, findings);
-                                 for (const auto& f : findings) out << dump_json(to_json(f)) << '\n';
-                                 sum.findings += findings.size();
-                                 sum.lines += p.lines();
-                                 sum.bytes += p.end_offset - p.start_offset;
-                               });
+  const int error =
+      read_lines(fd, route.max_line_bytes, kReadBytes, [&](const LineBuffer::Pending& p) {
+        Chunk c;
+        c.source = route.source;
+        c.path = path;
+        c.start_offset = p.start_offset;
+        c.end_offset = p.end_offset;
+        c.first_line = p.first_line;
+        c.end_line = p.end_line;
+        c.data = p.data;
+        c.path_fields = &route.path_fields;
+        const TimePoint now = SystemClock::now();
+        c.noticed = now;
+        findings.clear();
+        matcher.match(c, now, findings);
+        for (const auto& f : findings) out << dump_json(to_json(f)) << '\n';
+        sum.findings += findings.size();
+        sum.lines += p.lines();
+        sum.bytes += p.end_offset - p.start_offset;
+      });
   ::close(fd);
   if (error != 0) {
     err << "faultd: " << path << ": " << std::strerror(error) << '\n';

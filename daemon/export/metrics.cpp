@@ -94,8 +94,8 @@ class Metrics::DeviceStates final : public pm::Collectable {
         f.metric.push_back(sample({{"device", d.device}, {"state", std::string(to_string(s))}},
                                   s == d.state ? 1.0 : 0.0, pm::MetricType::Gauge));
       }
-      repair.metric.push_back(sample({{"device", d.device}}, d.verdict == "faulty" ? 1.0 : 0.0,
-                                     pm::MetricType::Gauge));
+      repair.metric.push_back(
+          sample({{"device", d.device}}, d.verdict == "faulty" ? 1.0 : 0.0, pm::MetricType::Gauge));
       acked.metric.push_back(
           sample({{"device", d.device}}, d.acked ? 1.0 : 0.0, pm::MetricType::Gauge));
     }

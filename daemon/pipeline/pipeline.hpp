@@ -1,11 +1,13 @@
 // The decision pipeline: everything that happens after matching, in one place.
 //
-//   findings ─┐
-//   tick ─────┤                Lifecycle ──▶ StateMachine          ┌─▶ Step.transitions
-//   operator ─┼──▶ Pipeline ── (grouping,    (healthy/warning/  ───┼─▶ Step.actions (hooks to start)
-//   alert ────┤                escalation,   isolated)             └─▶ Step.journaled, grouped, ...
-//   hook done ┘                storms)            │
-//                                                 └─ one Store::Txn per input
+// clang-format off
+//   findings ──┐
+//   tick ──────┤             Lifecycle ──▶ StateMachine      ┌─▶ Step.transitions
+//   operator ──┼─▶ Pipeline  (grouping,    (healthy, warning, ┼─▶ Step.actions (hooks to start)
+//   alert ─────┤             escalation,   isolated)          └─▶ Step.journaled, grouped, ...
+//   hook done ─┘             storms)           │
+//                                              └─ one Store::Txn per input
+// clang-format on
 //
 // Each input is judged once and committed in one transaction (findings, the incidents they
 // touched, the transitions, the actions those transitions ask for, the read position), and comes
@@ -59,7 +61,7 @@ struct Step {
   std::vector<Finding> storms;     // node-level incidents opened
   std::vector<FaultLevel> escalations;
   std::optional<std::string> verdict;  // a diagnosis verdict: passed, faulty, unavailable
-  int64_t fault_id = 0;  // the journal row an operator's or alert's request created or found
+  int64_t fault_id = 0;    // the journal row an operator's or alert's request created or found
   bool duplicate = false;  // the request was journaled before (an alert repeated): nothing done
   size_t open_incidents = 0;
   std::string refused;      // the request was refused, nothing changed (why)

@@ -126,8 +126,7 @@ std::string describe(const std::vector<Finding>& findings) {
 
 }  // namespace
 
-TEST_CASE("golden: each case gives exactly its expected findings, whole or in chunks",
-          "[golden]") {
+TEST_CASE("golden: each case gives exactly its expected findings, whole or in chunks", "[golden]") {
   const auto set = load_shipped();
   std::vector<fs::path> cases;
   for (const auto& e : fs::directory_iterator(fs::path(FAULTD_SOURCE_DIR) / "tests/golden")) {
@@ -162,8 +161,8 @@ TEST_CASE("golden: each case gives exactly its expected findings, whole or in ch
       const auto last_line = static_cast<uint64_t>(std::count(data.begin(), data.end(), '\n'));
       // Whole, line by line (a one-byte chunk holds one line), and a few lines at a time.
       for (size_t chunk_bytes : {size_t{1} << 30, size_t{1}, size_t{700}}) {
-        const auto found =
-            match_file(set, dir / "input.log", source, path, fields, chunk_bytes, tick_after, last_line);
+        const auto found = match_file(set, dir / "input.log", source, path, fields, chunk_bytes,
+                                      tick_after, last_line);
         INFO("chunk bytes: " << chunk_bytes << "\nfound:\n" << describe(found));
         REQUIRE(found.size() == expected.size());
         for (size_t i = 0; i < found.size(); ++i) {
@@ -194,8 +193,7 @@ TEST_CASE("golden: each case gives exactly its expected findings, whole or in ch
   }
 }
 
-TEST_CASE("golden: every shipped pack builds alone and together, without warnings",
-          "[golden]") {
+TEST_CASE("golden: every shipped pack builds alone and together, without warnings", "[golden]") {
   const auto packs = shipped_packs();
   REQUIRE(!packs.empty());
   std::set<std::string> ids;

@@ -103,8 +103,7 @@ ActionRecord hook_done(const std::string& action, const std::string& device, int
 
 }  // namespace
 
-TEST_CASE("a separating fault warns the device and asks for the isolate hook, once",
-          "[pipeline]") {
+TEST_CASE("a separating fault warns the device and asks for the isolate hook, once", "[pipeline]") {
   Rig rig;
   const Step step = rig.record(rig.finding("3", FaultLevel::SeparateNPU, "80818C00"));
   REQUIRE(step.committed());
@@ -150,8 +149,7 @@ TEST_CASE("a flood of one fault is one incident: grouped, not journaled again", 
   CHECK(incidents[0].count == 6);
 }
 
-TEST_CASE("a storm arriving at once changes no device; spread out, devices warn",
-          "[pipeline]") {
+TEST_CASE("a storm arriving at once changes no device; spread out, devices warn", "[pipeline]") {
   SECTION("the same fault on most devices in one batch is one node-level incident") {
     Rig rig;
     std::vector<Finding> batch;
@@ -175,8 +173,7 @@ TEST_CASE("a storm arriving at once changes no device; spread out, devices warn"
   }
 }
 
-TEST_CASE("evidence from a second rule raises the incident and starts its actions",
-          "[pipeline]") {
+TEST_CASE("evidence from a second rule raises the incident and starts its actions", "[pipeline]") {
   Rig rig;  // the default policy correlates two signals about 80818C00 within 10 minutes
   const Step first =
       rig.record(rig.finding("5", FaultLevel::SubHealthFault, "80818C00", "asd.log"));
@@ -241,16 +238,16 @@ TEST_CASE("a successful isolate hook isolates; a diagnosis verdict releases or m
   CHECK(rig.stored_state("7") == DeviceState::Isolated);
 
   SECTION("faulty: stays isolated, marked for repair") {
-    const Step v = rig.pipeline.on_action_finished(
-        hook_done("diagnose", "7", id, ActionStatus::Failure, 1));
+    const Step v =
+        rig.pipeline.on_action_finished(hook_done("diagnose", "7", id, ActionStatus::Failure, 1));
     CHECK(v.verdict == std::optional<std::string>("faulty"));
     CHECK(v.transitions.empty());
     CHECK(rig.pipeline.find("7")->verdict == "faulty");
     CHECK(rig.store.load_devices().at(0).verdict == "faulty");
   }
   SECTION("passed: released, and the clear hook undoes the isolation") {
-    const Step v = rig.pipeline.on_action_finished(
-        hook_done("diagnose", "7", id, ActionStatus::Success, 0));
+    const Step v =
+        rig.pipeline.on_action_finished(hook_done("diagnose", "7", id, ActionStatus::Success, 0));
     CHECK(v.verdict == std::optional<std::string>("passed"));
     REQUIRE(v.transitions.size() == 1);
     CHECK(v.transitions[0].to == DeviceState::Healthy);
@@ -258,8 +255,8 @@ TEST_CASE("a successful isolate hook isolates; a diagnosis verdict releases or m
     CHECK(v.actions[0].fault.id == id);
   }
   SECTION("no tool: no verdict, nothing changes") {
-    const Step v = rig.pipeline.on_action_finished(
-        hook_done("diagnose", "7", id, ActionStatus::Failure, 2));
+    const Step v =
+        rig.pipeline.on_action_finished(hook_done("diagnose", "7", id, ActionStatus::Failure, 2));
     CHECK(v.verdict == std::optional<std::string>("unavailable"));
     CHECK(rig.state("7") == DeviceState::Isolated);
   }
@@ -323,8 +320,7 @@ TEST_CASE("an alert isolates once, however often Alertmanager repeats it", "[pip
   CHECK_FALSE(rig.pipeline.run_action("1", "reboot").refused.empty());    // not configured
 }
 
-TEST_CASE("a store failure keeps nothing of the input and memory follows the store",
-          "[pipeline]") {
+TEST_CASE("a store failure keeps nothing of the input and memory follows the store", "[pipeline]") {
   Rig rig;
   RawDb raw(rig.dir.file("state.db"));
   raw.exec(
@@ -339,7 +335,7 @@ TEST_CASE("a store failure keeps nothing of the input and memory follows the sto
   CHECK(rig.state("3") == DeviceState::Healthy);  // reloaded from the store
   CHECK(rig.journal_rows() == 0);
   CHECK_FALSE(rig.store.find_position("plog", 1, 2).has_value());  // the chunk is read again
-  CHECK(rig.pipeline.isolate("3", "x").store_error.size() > 0);     // one policy for every input
+  CHECK(rig.pipeline.isolate("3", "x").store_error.size() > 0);    // one policy for every input
 
   raw.exec("DROP TRIGGER refuse");
   batch[0].id = 0;
