@@ -1,5 +1,5 @@
 // The seam for time. Pure logic takes `now` as a parameter; only the app asks a Clock, so tests
-// drive time with tests/fakes/fake_clock.hpp and never sleep.
+// drive time with tests/support/fake_clock.hpp and never sleep.
 #pragma once
 
 #include "daemon/core/types.hpp"

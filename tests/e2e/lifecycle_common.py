@@ -45,7 +45,7 @@ class Node:
         open(self.log, "w").close()
         self.runs_file = os.path.join(work, "hook-runs")
         self.port = free_port()
-        record = os.path.join(os.path.abspath(args.source_dir), "tests", "fakes", "hooks", "record.sh")
+        record = os.path.join(os.path.abspath(args.source_dir), "tests", "support", "hooks", "record.sh")
         config = f"""
 node: e2e-node
 state_dir: {work}/state

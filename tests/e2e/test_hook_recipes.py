@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The shipped hook recipes (etc/faultd/hooks/) run as faultd runs them: real child processes,
 argv only, a clean environment with the FAULTD_* variables and the fault as JSON on stdin, with a
-PATH that puts the fakes of tests/fakes/tools/ (kubectl with a ConfigMap and node store, scontrol,
+PATH that puts the fakes of tests/support/tools/ (kubectl with a ConfigMap and node store, scontrol,
 ascend-dmi, systemctl) first. Each recipe: what it changes, that a second run changes nothing,
 release, dry run, and the exit statuses for errors a cluster really returns."""
 import json
@@ -23,7 +23,7 @@ HOSTILE_TEXT = "ERROR accuracy sensitivity feature abnormal $(touch /tmp/faultd-
 class Recipes:
     def __init__(self, args, work):
         self.hooks = os.path.join(args.source_dir, "etc", "faultd", "hooks")
-        self.tools = os.path.join(args.source_dir, "tests", "fakes", "tools")
+        self.tools = os.path.join(args.source_dir, "tests", "support", "tools")
         self.state = os.path.join(work, "tools")
         os.makedirs(os.path.join(self.state, "kube"))
 

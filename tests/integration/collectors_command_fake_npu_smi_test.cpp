@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "collectors/command/command_source.hpp"
-#include "tests/fakes/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;

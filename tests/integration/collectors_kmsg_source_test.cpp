@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "collectors/kmsg/kmsg_source.hpp"
-#include "tests/fakes/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using faultd::testing::TempDir;

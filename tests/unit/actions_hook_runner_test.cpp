@@ -1,4 +1,4 @@
-// HookRunner against real child processes (bash scripts in tests/fakes/hooks/): the process
+// HookRunner against real child processes (bash scripts in tests/support/hooks/): the process
 // boundary is the subject, so nothing here is faked. The io_context is driven by the test until
 // the run completes or a deadline passes; nothing sleeps to wait.
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "daemon/actions/hook_runner.hpp"
-#include "tests/fakes/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace faultd {
 namespace {
@@ -28,7 +28,7 @@ using Outcome = HookResult::Outcome;
 using faultd::testing::TempDir;
 
 std::string hook(const std::string& name) {
-  return std::string(FAULTD_SOURCE_DIR) + "/tests/fakes/hooks/" + name;
+  return std::string(FAULTD_SOURCE_DIR) + "/tests/support/hooks/" + name;
 }
 
 HookSpec spec_for(std::vector<std::string> argv) {

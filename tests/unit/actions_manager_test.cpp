@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "daemon/actions/action_manager.hpp"
-#include "tests/fakes/fake_clock.hpp"
-#include "tests/fakes/temp_dir.hpp"
+#include "tests/support/fake_clock.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;
@@ -20,7 +20,7 @@ using faultd::testing::TempDir;
 
 namespace {
 
-const std::string kRecord = std::string(FAULTD_SOURCE_DIR) + "/tests/fakes/hooks/record.sh";
+const std::string kRecord = std::string(FAULTD_SOURCE_DIR) + "/tests/support/hooks/record.sh";
 
 struct Harness {
   TempDir dir;
@@ -232,7 +232,7 @@ TEST_CASE(
   const std::string marker = h.dir.file("pwned");
   ActionConfig a;
   a.name = "isolate";
-  a.hook.argv = {std::string(FAULTD_SOURCE_DIR) + "/tests/fakes/hooks/dump_exec.sh", dump};
+  a.hook.argv = {std::string(FAULTD_SOURCE_DIR) + "/tests/support/hooks/dump_exec.sh", dump};
   a.hook.timeout = 10s;
   h.configure({a});
   Finding f = h.fault("4", 1);

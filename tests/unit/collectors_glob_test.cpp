@@ -10,8 +10,8 @@
 
 #include "collectors/file/file_source.hpp"
 #include "collectors/file/glob.hpp"
-#include "tests/fakes/temp_dir.hpp"
-#include "tests/unit/collectors_file_support.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/collectors_file_support.hpp"
 
 using namespace faultd;
 using faultd::testing::TempDir;

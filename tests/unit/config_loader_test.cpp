@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "daemon/config/config.hpp"
-#include "tests/fakes/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using faultd::testing::TempDir;

@@ -5,8 +5,8 @@
 
 #include "daemon/control/control_client.hpp"
 #include "daemon/control/control_server.hpp"
-#include "tests/fakes/serving_thread.hpp"
-#include "tests/fakes/temp_dir.hpp"
+#include "tests/support/serving_thread.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;

@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "daemon/control/webhook_server.hpp"
-#include "tests/fakes/serving_thread.hpp"
-#include "tests/fakes/temp_dir.hpp"
+#include "tests/support/serving_thread.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;

@@ -8,9 +8,9 @@
 #include "daemon/actions/action_manager.hpp"
 #include "daemon/pipeline/pipeline.hpp"
 #include "rules/rule.hpp"
-#include "tests/fakes/fake_clock.hpp"
-#include "tests/fakes/temp_dir.hpp"
-#include "tests/unit/state_store_fixtures.hpp"
+#include "tests/support/fake_clock.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/state_store_fixtures.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;

@@ -7,8 +7,8 @@
 
 #include "rules/catalogs/faultdiag.hpp"
 #include "rules/catalogs/mindcluster.hpp"
-#include "tests/fakes/temp_dir.hpp"
-#include "tests/unit/rules_support.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/rules_support.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;

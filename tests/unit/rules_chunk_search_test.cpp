@@ -8,7 +8,7 @@
 #include <re2/re2.h>
 
 #include "rules/spec_check.hpp"
-#include "tests/unit/rules_support.hpp"
+#include "tests/support/rules_support.hpp"
 
 using namespace faultd;
 using faultd::testing::scan;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "rules/rule.hpp"
-#include "tests/unit/rules_support.hpp"
+#include "tests/support/rules_support.hpp"
 
 using namespace faultd;
 

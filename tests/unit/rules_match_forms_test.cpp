@@ -5,7 +5,7 @@
 
 #include "daemon/core/yaml_check.hpp"
 #include "rules/rule.hpp"
-#include "tests/unit/rules_support.hpp"
+#include "tests/support/rules_support.hpp"
 
 using namespace faultd;
 using testing::build;

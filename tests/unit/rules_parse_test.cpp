@@ -4,7 +4,7 @@
 
 #include "daemon/core/yaml_check.hpp"
 #include "rules/rule.hpp"
-#include "tests/fakes/temp_dir.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 
