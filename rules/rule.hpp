@@ -53,6 +53,7 @@
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
 #include "rules/detectors/spec.hpp"
+#include "rules/envelope.hpp"
 
 namespace faultd {
 
@@ -163,17 +164,5 @@ class RuleSet {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// The line without the launcher prefixes that training launchers put before a log line
-// (log-formats.md §4): "(train pid=1234) ", "(EngineCore_DP0 pid=1228) ", "(pid=1) ",
-// "[rank7]: ", "rank3: ", possibly several. Unchanged when there is none.
-std::string_view strip_launcher_prefix(std::string_view line);
-
-// The line's log level: the first `[WORD]` at the start of the line (after blanks and launcher
-// prefixes), e.g. "ERROR" for "(train pid=7) [ERROR] AICPU(...)". Empty when the line has none.
-std::string_view line_level(std::string_view line);
-
-// The device of the torch_npu tuple "(PID:n, Device:N, RankID:n)" in `line`, empty when none.
-std::string_view torch_npu_device(std::string_view line);
 
 }  // namespace faultd

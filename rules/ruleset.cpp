@@ -9,6 +9,7 @@
 #include <re2/re2.h>
 
 #include "daemon/core/newlines.hpp"
+#include "rules/envelope.hpp"
 #include "rules/prefilter.hpp"
 #include "rules/rule.hpp"
 #include "rules/sha256.hpp"
@@ -21,81 +22,6 @@ FaultLevel CodeLevels::resolve(const std::string& code) const {
   if (code.empty()) return default_level;
   const auto it = levels.find(code);
   return it == levels.end() ? default_level : it->second;
-}
-
-namespace {
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// Length of the digits at the start of `text`.
-size_t digits_at(std::string_view text) {
-  size_t n = 0;
-  while (n < text.size() && is_digit(text[n])) ++n;
-  return n;
-}
-
-// Length of one launcher prefix at the start of `text` (including one following blank), or 0.
-size_t launcher_prefix_length(std::string_view text) {
-  constexpr size_t kMaxLauncherName = 64;  // "(EngineCore_DP0 pid=1228) ": a name, not a message
-  size_t n = 0;
-  if (text.starts_with('(')) {
-    const size_t close = text.find(')');
-    if (close == std::string_view::npos || close > kMaxLauncherName) return 0;
-    const std::string_view inner = text.substr(1, close - 1);
-    const size_t pid = inner.rfind("pid=");
-    if (pid == std::string_view::npos || (pid > 0 && inner[pid - 1] != ' ')) return 0;
-    const size_t digits = digits_at(inner.substr(pid + 4));
-    if (digits == 0 || pid + 4 + digits != inner.size()) return 0;
-    n = close + 1;
-  } else if (text.starts_with("[rank")) {
-    const size_t digits = digits_at(text.substr(5));
-    if (digits == 0 || text.substr(5 + digits, 2) != "]:") return 0;
-    n = 5 + digits + 2;
-  } else if (text.starts_with("rank")) {
-    const size_t digits = digits_at(text.substr(4));
-    if (digits == 0 || text.substr(4 + digits, 1) != ":") return 0;
-    n = 4 + digits + 1;
-  } else {
-    return 0;
-  }
-  if (n < text.size() && (text[n] == ' ' || text[n] == '\t')) ++n;
-  return n;
-}
-
-}  // namespace
-
-std::string_view strip_launcher_prefix(std::string_view line) {
-  for (;;) {
-    size_t i = 0;
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    const size_t n = launcher_prefix_length(line.substr(i));
-    if (n == 0) return line;
-    line.remove_prefix(i + n);
-  }
-}
-
-std::string_view torch_npu_device(std::string_view line) {
-  const size_t open = line.find("(PID:");
-  if (open == std::string_view::npos) return {};
-  const size_t close = line.find(')', open);
-  const std::string_view tuple =
-      line.substr(open, close == std::string_view::npos ? std::string_view::npos : close - open);
-  const size_t key = tuple.find("Device:");
-  if (key == std::string_view::npos) return {};
-  std::string_view rest = tuple.substr(key + 7);
-  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-  return rest.substr(0, digits_at(rest));
-}
-
-std::string_view line_level(std::string_view line) {
-  line = strip_launcher_prefix(line);
-  size_t i = 0;
-  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-  if (i == line.size() || line[i] != '[') return {};
-  size_t j = i + 1;
-  while (j < line.size() && line[j] >= 'A' && line[j] <= 'Z') ++j;
-  if (j == i + 1 || j == line.size() || line[j] != ']') return {};
-  return line.substr(i + 1, j - i - 1);
 }
 
 namespace rules {
@@ -160,7 +86,17 @@ struct ScanContext::Impl {
   struct File {
     uint64_t last_used = 0;
     std::vector<std::vector<uint64_t>> progress;  // by multi-line slot, then by entry
+    // The device each process id was last seen with in this file (a torch_npu tuple or a CANN
+    // line naming both), for its later lines that name only the process: bounded, and an entry
+    // expires once kPidDeviceLines lines passed without its process naming the device again.
+    struct PidDevice {
+      std::string device;
+      uint64_t line = 0;
+    };
+    std::map<std::string, PidDevice, std::less<>> pid_devices;
   };
+  static constexpr size_t kMaxPidDevices = 64;
+  static constexpr uint64_t kPidDeviceLines = 100000;
   uint64_t serial = 0;
   uint64_t uses = 0;
   std::map<Key, File> files;
@@ -464,15 +400,52 @@ class Scanner {
     return line_;
   }
 
+  // Rules see the message without its envelope (rules/envelope.hpp); the evidence is the line.
   void evaluate_line(size_t start, size_t end, uint64_t line_number,
                      const std::vector<uint32_t>& positions) {
     const std::string_view line = strip(start, end);
+    unwrap(line, env_);
+    const std::string_view message = env_.message;
+    line_pid_ = line_pid(message);
+    if (line_pid_.empty()) line_pid_ = env_.pid;
+    learn_pid_device(message, line_number);
     for (uint32_t pos : positions) {
       const CompiledRule& rule = set_.rules[view_.rules[pos]];
-      const bool hit =
-          rule.multiline_slot >= 0 ? completes_lines(rule, line, line_number) : matches(rule, line);
-      if (hit) emit(rule, line, start, line_number);
+      const bool hit = rule.multiline_slot >= 0 ? completes_lines(rule, message, line_number)
+                                                : matches(rule, message);
+      if (hit) emit(rule, line, message, start, line_number);
     }
+  }
+
+  ScanContext::Impl::File& file() {
+    if (file_ == nullptr) file_ = &context_.file_for(chunk_, set_);
+    return *file_;
+  }
+
+  // A line naming both its process and its device teaches the context that pairing.
+  void learn_pid_device(std::string_view message, uint64_t line_number) {
+    if (line_pid_.empty()) return;
+    std::string_view device = torch_npu_device(message);
+    if (device.empty()) device = line_device(message);
+    if (device.empty()) return;
+    auto& known = file().pid_devices;
+    if (known.size() >= ScanContext::Impl::kMaxPidDevices && known.count(line_pid_) == 0) {
+      known.erase(std::min_element(known.begin(), known.end(), [](const auto& a, const auto& b) {
+        return a.second.line < b.second.line;
+      }));
+    }
+    known[std::string(line_pid_)] = {std::string(device), line_number};
+  }
+
+  std::optional<std::string_view> device_of_pid(uint64_t line_number) {
+    if (line_pid_.empty()) return std::nullopt;
+    auto& known = file().pid_devices;
+    const auto it = known.find(line_pid_);
+    if (it == known.end() || line_number < it->second.line ||
+        line_number - it->second.line > ScanContext::Impl::kPidDeviceLines) {
+      return std::nullopt;
+    }
+    return std::string_view(it->second.device);
   }
 
   // Records which `lines` entries this line matches; true when it completes the set within
@@ -482,10 +455,7 @@ class Scanner {
     std::vector<uint64_t>* progress = nullptr;
     for (size_t g = 0; g < spec.lines.size(); ++g) {
       if (!contains_all(line, spec.lines[g])) continue;
-      if (progress == nullptr) {
-        if (file_ == nullptr) file_ = &context_.file_for(chunk_, set_);
-        progress = &file_->progress[static_cast<size_t>(rule.multiline_slot)];
-      }
+      if (progress == nullptr) progress = &file().progress[static_cast<size_t>(rule.multiline_slot)];
       (*progress)[g] = line_number;
     }
     if (progress == nullptr) return false;
@@ -538,7 +508,18 @@ class Scanner {
         if (n == name) return std::string_view(v);
       }
     }
+    if (const std::string* v = envelope_field(name); v != nullptr) return std::string_view(*v);
     return std::nullopt;
+  }
+
+  // What the line's envelope said, by field name (rank, pid, host, stream); null when nothing.
+  const std::string* envelope_field(std::string_view name) const {
+    const std::string* v = name == "rank"     ? &env_.rank
+                           : name == "pid"    ? &env_.pid
+                           : name == "host"   ? &env_.host
+                           : name == "stream" ? &env_.stream
+                                              : nullptr;
+    return v != nullptr && !v->empty() ? v : nullptr;
   }
 
   bool field_captured(std::string_view name) const {
@@ -546,24 +527,38 @@ class Scanner {
                        [name](const auto& c) { return c.first == name; });
   }
 
-  // The device in log-formats.md §11's order: the torch_npu tuple, the path field (device-N/),
-  // then the rule's own capture.
-  std::optional<std::string_view> device_field(std::string_view line) const {
-    if (const std::string_view tuple = torch_npu_device(line); !tuple.empty()) return tuple;
+  // The device, first found of (docs/log-formats.md §11): the torch_npu tuple of the message,
+  // the source's path field (the device-N/ directory), the directory of a collected file the
+  // envelope named, the rule's own capture, a documented spelling on the message, and the
+  // device the line's process was last seen with in this file. `from` says which.
+  std::optional<std::string_view> device_field(std::string_view message, uint64_t line_number,
+                                               const char*& from) {
+    from = "line";
+    if (const std::string_view tuple = torch_npu_device(message); !tuple.empty()) return tuple;
+    from = "path";
     if (chunk_.path_fields != nullptr) {
       for (const auto& [n, v] : *chunk_.path_fields) {
         if (n == "device" && !v.empty()) return std::string_view(v);
       }
     }
+    if (const std::string_view d = path_device(env_.path); !d.empty()) return d;
+    from = "line";
     for (const auto& [n, v] : captures_) {
       if (n == "device") return v;
     }
-    return std::nullopt;
+    if (const std::string_view d = line_device(message); !d.empty()) return d;
+    from = "context";
+    return device_of_pid(line_number);
   }
 
-  void emit(const CompiledRule& rule, std::string_view line, size_t start, uint64_t line_number) {
-    auto lookup = [this, line](std::string_view name) {
-      return name == "device" ? device_field(line) : field(name);
+  void emit(const CompiledRule& rule, std::string_view line, std::string_view message,
+            size_t start, uint64_t line_number) {
+    const char* device_from = nullptr;
+    auto lookup = [&](std::string_view name) {
+      if (name != "device") return field(name);
+      auto d = device_field(message, line_number, device_from);
+      if (!d) device_from = nullptr;
+      return d;
     };
     Finding f;
     f.rule = rule.spec.id;
@@ -574,6 +569,7 @@ class Scanner {
       ++stats_.device_refused;
       f.device.clear();
     }
+    if (!f.device.empty() && device_from != nullptr) f.device_from = device_from;
     std::string code;
     if (!rule.code.empty() && rule.code.expand(lookup, code)) {
       f.code = rules::normalize_code(code);
@@ -598,6 +594,11 @@ class Scanner {
           if (!field_captured(name)) f.fields.emplace_back(name, value);
         }
       }
+      if (!field_captured("rank") && envelope_field("rank") != nullptr &&
+          std::none_of(f.fields.begin(), f.fields.end(),
+                       [](const auto& kv) { return kv.first == "rank"; })) {
+        f.fields.emplace_back("rank", env_.rank);
+      }
     }
     f.recovery = rule.spec.recovery;
     f.annotations = rule.spec.annotations;
@@ -618,6 +619,8 @@ class Scanner {
   std::vector<re2::StringPiece> subs_;
   std::vector<uint32_t> ids_;
   std::vector<std::pair<std::string_view, std::string_view>> captures_;
+  Envelope env_;              // the line being evaluated, unwrapped
+  std::string_view line_pid_;  // its process id, if it names one
 };
 
 }  // namespace

@@ -17,6 +17,7 @@ nlohmann::json to_json(const Finding& f) {
       {"time", format_time(f.time)},
   };
   if (f.id != 0) j["id"] = f.id;
+  if (!f.device_from.empty()) j["device_from"] = f.device_from;
   // Written only when set, so the output of rules without them does not change.
   if (f.recovery) j["recovery"] = true;
   if (!f.annotations.empty()) {

@@ -94,6 +94,10 @@ struct Finding {
   std::string rule;
   std::string source;
   std::string device;  // empty when unknown; validated by is_valid_device_id otherwise
+  // How the device was found: "line" (named on the line), "path" (the file's directory),
+  // "context" (an earlier line of the same process); empty when the finding names none, or its
+  // device came from elsewhere (an operator, an alert, a command's output).
+  std::string device_from;
   FaultLevel level = FaultLevel::NotHandleFault;
   std::string code;  // e.g. 80818C00; empty when none
   std::string file;

@@ -138,8 +138,18 @@ void migrate_to_v2(sqlite3* db, const std::string& path) {
                path, "migrate to schema 2");
 }
 
+// Version 3: how a finding's device was found (line, path, context). Rows journaled before say
+// nothing ('').
+void migrate_to_v3(sqlite3* db, const std::string& path) {
+  sqlite::exec(db, R"sql(
+    ALTER TABLE faults ADD COLUMN device_from TEXT NOT NULL DEFAULT '';
+  )sql",
+               path, "migrate to schema 3");
+}
+
 using MigrationStep = void (*)(sqlite3*, const std::string&);
-constexpr std::array<MigrationStep, 2> kMigrations = {&migrate_to_v1, &migrate_to_v2};
+constexpr std::array<MigrationStep, 3> kMigrations = {&migrate_to_v1, &migrate_to_v2,
+                                                      &migrate_to_v3};
 static_assert(kMigrations.size() == Store::kSchemaVersion,
               "every schema version needs exactly one migration step");
 
@@ -148,7 +158,7 @@ static_assert(kMigrations.size() == Store::kSchemaVersion,
 
 constexpr const char* kFaultColumns =
     "id, time_ms, noticed_ms, rule, source, device, level, code, file, line, file_offset, "
-    "file_dev, file_ino, fingerprint, fingerprint_len, text, recovery, annotations";
+    "file_dev, file_ino, fingerprint, fingerprint_len, text, recovery, annotations, device_from";
 constexpr const char* kTransitionColumns =
     "device, from_state, to_state, reason, fault_id, level, rule, code, time_ms";
 constexpr const char* kActionColumns =
@@ -219,6 +229,7 @@ Finding read_finding(const Statement& s, const std::string& path) {
   f.text = s.text(15);
   f.recovery = s.int64(16) != 0;
   f.annotations = annotations_from_json(s.text(17));
+  f.device_from = s.text(18);
   return f;
 }
 
@@ -453,8 +464,8 @@ bool Store::Txn::insert_finding(Finding& f) {
       StatementScope ins(Cache::get(s.cache_->insert_fault, s.db_, R"sql(
         INSERT OR IGNORE INTO faults (time_ms, noticed_ms, rule, source, device, level, code,
           file, line, file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text,
-          recovery, annotations)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+          recovery, annotations, device_from)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
       )sql",
                                     s.path_, "insert finding"));
       ins->bind_int(1, to_unix_ms(f.time));
@@ -473,6 +484,7 @@ bool Store::Txn::insert_finding(Finding& f) {
       ins->bind_text(15, f.text);
       ins->bind_int(16, f.recovery ? 1 : 0);
       ins->bind_text(17, annotations_to_json(f.annotations));
+      ins->bind_text(18, f.device_from);
       ins->run();
       if (sqlite3_changes(s.db_) == 1) {
         f.id = sqlite3_last_insert_rowid(s.db_);

@@ -86,7 +86,7 @@ struct FaultQuery {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens or creates the database at `path` (the directory must exist), sets WAL mode and
   // migrates. Throws StoreError with a message naming the path and the cause (corrupt file,

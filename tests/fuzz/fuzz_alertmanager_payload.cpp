@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "daemon/control/alertmanager_payload.hpp"
-#include "tests/fuzz/fuzz_support.hpp"
+#include "tests/support/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "rules/catalogs/mindcluster.hpp"
-#include "tests/fuzz/fuzz_support.hpp"
+#include "tests/support/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

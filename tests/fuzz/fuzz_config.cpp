@@ -12,7 +12,7 @@
 #include <string>
 
 #include "daemon/config/config.hpp"
-#include "tests/fuzz/fuzz_support.hpp"
+#include "tests/support/fuzz_support.hpp"
 
 namespace {
 

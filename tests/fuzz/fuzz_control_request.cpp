@@ -17,7 +17,7 @@
 
 #include "daemon/control/control_access.hpp"
 #include "daemon/core/json.hpp"
-#include "tests/fuzz/fuzz_support.hpp"
+#include "tests/support/fuzz_support.hpp"
 
 namespace {
 

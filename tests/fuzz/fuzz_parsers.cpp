@@ -13,7 +13,7 @@
 #include "collectors/kmsg/kmsg_source.hpp"
 #include "collectors/overflow_dump/dump_path.hpp"
 #include "collectors/overflow_dump/overflow_status.hpp"
-#include "tests/fuzz/fuzz_support.hpp"
+#include "tests/support/fuzz_support.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "rules/rule.hpp"
-#include "tests/fuzz/fuzz_support.hpp"
+#include "tests/support/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "rules/rule.hpp"
-#include "tests/fuzz/fuzz_support.hpp"
+#include "tests/support/fuzz_support.hpp"
 
 namespace {
 
@@ -49,7 +49,7 @@ bool valid_code(const std::string& code) {
 
 void scan_part(const faultd::RuleSet& rules, std::string_view data, size_t start, size_t end,
                uint64_t first_line, const faultd::Fields& fields,
-               std::vector<faultd::Finding>& out) {
+               std::vector<faultd::Finding>& out, faultd::ScanContext& context) {
   faultd::Chunk chunk;
   chunk.source = "device-log";
   chunk.path = "/root/ascend/log/debug/device-0/device-0.log";
@@ -59,7 +59,7 @@ void scan_part(const faultd::RuleSet& rules, std::string_view data, size_t start
   chunk.first_line = first_line;
   chunk.data = data.substr(start, end - start);
   chunk.path_fields = &fields;
-  rules.scan(chunk, faultd::TimePoint{}, out);
+  rules.scan(chunk, faultd::TimePoint{}, out, nullptr, &context);
 }
 
 }  // namespace
@@ -73,9 +73,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   if (first_nl > 0) fields.emplace_back("device", std::string(input.substr(0, first_nl)));
   const std::string data(input.substr(first_nl + 1));
 
+  // Each run keeps its per-file state (multi-line progress, process → device) in a context of
+  // its own, as the daemon does per source, so where the chunks break must not matter.
   std::vector<faultd::Finding> whole;
   faultd::ScanStats stats;
   {
+    faultd::ScanContext context;
     faultd::Chunk chunk;
     chunk.source = "device-log";
     chunk.path = "/root/ascend/log/debug/device-0/device-0.log";
@@ -83,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     chunk.end_offset = data.size();
     chunk.data = data;
     chunk.path_fields = &fields;
-    rules->scan(chunk, faultd::TimePoint{}, whole, &stats);
+    rules->scan(chunk, faultd::TimePoint{}, whole, &stats, &context);
   }
   FAULTD_FUZZ_CHECK(stats.findings == whole.size());
   std::vector<size_t> line_starts{0};  // line_starts[n - 1]: offset of line n
@@ -101,12 +104,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   }
 
   std::vector<faultd::Finding> by_line;
+  faultd::ScanContext context;
   size_t start = 0;
   uint64_t line = 1;
   while (start < data.size()) {
     const size_t nl = data.find('\n', start);
     const size_t end = nl == std::string::npos ? data.size() : nl + 1;
-    scan_part(*rules, data, start, end, line, fields, by_line);
+    scan_part(*rules, data, start, end, line, fields, by_line, context);
     start = end;
     ++line;
   }

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "daemon/state/store.hpp"
-#include "tests/fakes/temp_dir.hpp"
-#include "tests/unit/state_store_fixtures.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/state_store_fixtures.hpp"
 
 using namespace faultd;
 using faultd::testing::RawDb;
@@ -103,6 +103,36 @@ TEST_CASE("an empty (version 0) file is migrated in place", "[state][schema]") {
   CHECK(again.query_faults({}).size() == 1);
 }
 
+TEST_CASE("a schema 2 file gains how each device was found; old rows say nothing",
+          "[state][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("state.db");
+  { Store store(path); }
+  {
+    RawDb raw(path);
+    raw.exec("ALTER TABLE faults DROP COLUMN device_from");
+    raw.exec("PRAGMA user_version = 2");
+    raw.exec(
+        "INSERT INTO faults (time_ms, noticed_ms, rule, source, device, level, code, file, line, "
+        "file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text) VALUES (1, 1, "
+        "'old.rule', 'plog', '3', 'SeparateNPU', '80818C00', '/f', 1, 0, 7, 8, 0, 0, 'x')");
+  }
+  Store store(path);
+  CHECK(store.schema_version() == 3);
+  const auto old = store.query_faults({});
+  REQUIRE(old.size() == 1);
+  CHECK(old[0].device == "3");
+  CHECK(old[0].device_from.empty());
+  Finding f = sample_finding(21);
+  f.device_from = "context";
+  {
+    Store::Txn txn(store);
+    REQUIRE(txn.insert_finding(f));
+    txn.commit();
+  }
+  CHECK(store.find_fault(f.id)->device_from == "context");
+}
+
 TEST_CASE(
     "a schema 1 file gains incidents, device marks, recovery and annotations; old rows keep their "
     "meaning",
@@ -113,6 +143,7 @@ TEST_CASE(
   {
     // A schema-1 file: the faults table as version 1 created it, with one journaled row.
     RawDb raw(path);
+    raw.exec("ALTER TABLE faults DROP COLUMN device_from");
     raw.exec("ALTER TABLE faults DROP COLUMN recovery");
     raw.exec("ALTER TABLE faults DROP COLUMN annotations");
     raw.exec("DROP TABLE incidents");
@@ -129,7 +160,7 @@ TEST_CASE(
         "'old.rule', 'plog', '3', 'SeparateNPU', '80818C00', '/f', 1, 0, 7, 8, 0, 0, 'x')");
   }
   Store store(path);
-  CHECK(store.schema_version() == 2);
+  CHECK(store.schema_version() == Store::kSchemaVersion);
   // Devices keep their state and gain no verdict; the incident table starts empty.
   const auto devices = store.load_devices();
   REQUIRE(devices.size() == 1);

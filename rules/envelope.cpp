@@ -1,0 +1,366 @@
+#include "rules/envelope.hpp"
+
+#include <re2/re2.h>
+
+#include <cstring>
+
+namespace faultd {
+namespace {
+
+constexpr int kMaxLayers = 8;
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+size_t digits_at(std::string_view text, size_t from = 0) {
+  size_t n = 0;
+  while (from + n < text.size() && is_digit(text[from + n])) ++n;
+  return n;
+}
+
+std::string_view skip_blanks(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && is_blank(s[i])) ++i;
+  return s.substr(i);
+}
+
+// ---- ANSI escape sequences (CSI "ESC [ params final" and two-byte "ESC x"), removed.
+std::string without_ansi(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != '\x1b') {
+      out.push_back(line[i]);
+      continue;
+    }
+    if (i + 1 < line.size() && line[i + 1] == '[') {
+      size_t j = i + 2;
+      while (j < line.size() && !(line[j] >= '@' && line[j] <= '~')) ++j;
+      i = j;  // the final byte, or the end
+    } else {
+      ++i;  // ESC and the byte after it
+    }
+  }
+  return out;
+}
+
+// ---- docker json-file: {"log":"<escaped>","stream":"stderr","time":"..."}
+// Decodes a JSON string body starting at `s[0]` (after the opening quote) into `out`; returns
+// the length consumed including the closing quote, or 0 when the string is not complete.
+size_t json_string(std::string_view s, std::string& out) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"') return i + 1;
+    if (c != '\\') {
+      out.push_back(c);
+      continue;
+    }
+    if (++i >= s.size()) return 0;
+    switch (s[i]) {
+      case 'n':
+      case 'r':
+        break;  // the line's own newline: not part of the message
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'u': {
+        if (i + 4 >= s.size()) return 0;
+        unsigned v = 0;
+        for (size_t k = 1; k <= 4; ++k) {
+          const char h = s[i + k];
+          v <<= 4;
+          if (h >= '0' && h <= '9') v |= static_cast<unsigned>(h - '0');
+          else if (h >= 'a' && h <= 'f') v |= static_cast<unsigned>(h - 'a' + 10);
+          else if (h >= 'A' && h <= 'F') v |= static_cast<unsigned>(h - 'A' + 10);
+          else return 0;
+        }
+        i += 4;
+        // UTF-8 for the BMP (surrogate halves are kept as their three bytes, never valid text)
+        if (v < 0x80) {
+          out.push_back(static_cast<char>(v));
+        } else if (v < 0x800) {
+          out.push_back(static_cast<char>(0xC0 | (v >> 6)));
+          out.push_back(static_cast<char>(0x80 | (v & 0x3F)));
+        } else {
+          out.push_back(static_cast<char>(0xE0 | (v >> 12)));
+          out.push_back(static_cast<char>(0x80 | ((v >> 6) & 0x3F)));
+          out.push_back(static_cast<char>(0x80 | (v & 0x3F)));
+        }
+        break;
+      }
+      default:
+        out.push_back(s[i]);  // \" \\ \/ and anything else as itself
+    }
+  }
+  return 0;
+}
+
+bool docker_json(std::string_view line, Envelope& env, std::string& decoded) {
+  constexpr std::string_view kOpen = "{\"log\":\"";
+  if (!line.starts_with(kOpen)) return false;
+  std::string message;
+  const size_t used = json_string(line.substr(kOpen.size()), message);
+  if (used == 0) return false;
+  const std::string_view rest = line.substr(kOpen.size() + used);
+  constexpr std::string_view kStream = "\"stream\":\"";
+  if (const size_t at = rest.find(kStream); at != std::string_view::npos) {
+    const std::string_view value = rest.substr(at + kStream.size());
+    env.stream = std::string(value.substr(0, value.find('"')));
+  }
+  decoded = std::move(message);
+  return true;
+}
+
+// ---- CRI: "<RFC 3339 time> <stdout|stderr> <F|P> "
+size_t cri_prefix(std::string_view line, Envelope& env) {
+  // 2024-01-01T00:00:00[.frac](Z|+hh:mm)
+  if (line.size() < 20 || digits_at(line) != 4 || line[4] != '-' || line[10] != 'T') return 0;
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos || space > 40) return 0;
+  const std::string_view rest = line.substr(space + 1);
+  for (std::string_view stream : {"stdout", "stderr"}) {
+    if (rest.starts_with(stream) && rest.size() > stream.size() + 3 &&
+        rest[stream.size()] == ' ' && (rest[stream.size() + 1] == 'F' || rest[stream.size() + 1] == 'P') &&
+        rest[stream.size() + 2] == ' ') {
+      env.stream = std::string(stream);
+      return space + 1 + stream.size() + 3;
+    }
+  }
+  return 0;
+}
+
+// ---- syslog / journald: "<time> <host> <ident>[<pid>]: " or "<time> <host> <ident>: "
+size_t syslog_prefix(std::string_view line, Envelope& env) {
+  static const RE2 re(
+      R"(^(?:[A-Z][a-z]{2} [ 0-3]\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) ([\w.-]{1,64}) [\w./()-]{1,64}?(?:\[(\d{1,10})\])?: )");
+  re2::StringPiece subs[3];
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::ANCHOR_START,
+                subs, 3)) {
+    return 0;
+  }
+  env.host = std::string(subs[1].data(), subs[1].size());
+  if (subs[2].data() != nullptr) env.pid = std::string(subs[2].data(), subs[2].size());
+  return subs[0].size();
+}
+
+// ---- the kernel's own timestamp: "[ 1126.635824] " or "<4>[ 1126.635824] "
+size_t kernel_time_prefix(std::string_view line) {
+  size_t i = 0;
+  if (line.starts_with('<')) {
+    const size_t d = digits_at(line, 1);
+    if (d == 0 || d > 3 || line.size() <= d + 1 || line[d + 1] != '>') return 0;
+    i = d + 2;
+  }
+  if (i >= line.size() || line[i] != '[') return 0;
+  ++i;
+  while (i < line.size() && line[i] == ' ') ++i;
+  const size_t whole = digits_at(line, i);
+  if (whole == 0 || i + whole >= line.size() || line[i + whole] != '.') return 0;
+  i += whole + 1;
+  const size_t frac = digits_at(line, i);
+  if (frac == 0 || i + frac >= line.size() || line[i + frac] != ']') return 0;
+  i += frac + 1;
+  if (i < line.size() && line[i] == ' ') ++i;
+  return i;
+}
+
+// ---- grep -rn over a bundle: "<path>:<line>:" where the path looks like a file of logs.
+size_t grep_prefix(std::string_view line, Envelope& env) {
+  constexpr size_t kMaxPath = 512;
+  const size_t colon = line.find(':');
+  if (colon == 0 || colon == std::string_view::npos || colon > kMaxPath) return 0;
+  const std::string_view path = line.substr(0, colon);
+  for (char c : path) {
+    if (c == ' ' || c == '\t' || c == '[' || c == '(' || c == '"' || c == '=') return 0;
+  }
+  const bool in_dir = path.find('/') != std::string_view::npos;
+  const bool log_name = path.ends_with(".log") || path.ends_with(".txt") ||
+                        path.ends_with(".out") || path.find(".log.") != std::string_view::npos;
+  if (!in_dir && !log_name) return 0;
+  const size_t digits = digits_at(line, colon + 1);
+  if (digits == 0 || colon + 1 + digits >= line.size() || line[colon + 1 + digits] != ':') {
+    // "grep -r" without -n: only a log file's name is sure enough to be a path
+    if (!log_name) return 0;
+    env.path = std::string(path);
+    return colon + 1;
+  }
+  env.path = std::string(path);
+  return colon + 1 + digits + 1;
+}
+
+// ---- launcher prefixes
+size_t launcher_prefix(std::string_view text, Envelope* env) {
+  constexpr size_t kMaxLauncherName = 64;  // "(RayWorkerWrapper pid=123, ip=10.0.0.1) ": a name
+  size_t n = 0;
+  if (text.starts_with('(')) {
+    const size_t close = text.find(')');
+    if (close == std::string_view::npos || close > kMaxLauncherName) return 0;
+    std::string_view inner = text.substr(1, close - 1);
+    std::string_view ip;
+    if (const size_t comma = inner.find(", ip="); comma != std::string_view::npos) {
+      ip = inner.substr(comma + 5);
+      inner = inner.substr(0, comma);
+      for (char c : ip) {
+        if (!(is_digit(c) || c == '.' || c == ':' || (c >= 'a' && c <= 'f'))) return 0;
+      }
+    }
+    const size_t pid = inner.rfind("pid=");
+    if (pid == std::string_view::npos || (pid > 0 && inner[pid - 1] != ' ')) return 0;
+    const size_t digits = digits_at(inner, pid + 4);
+    if (digits == 0 || pid + 4 + digits != inner.size()) return 0;
+    if (env != nullptr) {
+      env->pid = std::string(inner.substr(pid + 4, digits));
+      if (!ip.empty()) env->host = std::string(ip);
+    }
+    n = close + 1;
+  } else if (text.starts_with("[rank") || text.starts_with("[default")) {
+    const size_t name = text.starts_with("[rank") ? 5 : 8;
+    const size_t digits = digits_at(text, name);
+    if (digits == 0 || text.substr(name + digits, 2) != "]:") return 0;
+    if (env != nullptr) env->rank = std::string(text.substr(name, digits));
+    n = name + digits + 2;
+  } else if (text.starts_with("rank")) {
+    const size_t digits = digits_at(text, 4);
+    if (digits == 0 || text.substr(4 + digits, 1) != ":") return 0;
+    if (env != nullptr) env->rank = std::string(text.substr(4, digits));
+    n = 4 + digits + 1;
+  } else if (text.starts_with('[')) {
+    // mpirun --tag-output: "[1,0]<stderr>:"
+    const size_t job = digits_at(text, 1);
+    if (job == 0 || text.size() <= job + 1 || text[job + 1] != ',') return 0;
+    const size_t rank = digits_at(text, job + 2);
+    if (rank == 0 || text.size() <= job + 2 + rank || text[job + 2 + rank] != ']') return 0;
+    std::string_view rest = text.substr(job + 3 + rank);
+    size_t tag = 0;
+    for (std::string_view s : {"<stdout>:", "<stderr>:"}) {
+      if (rest.starts_with(s)) tag = s.size();
+    }
+    if (tag == 0) return 0;
+    if (env != nullptr) {
+      env->rank = std::string(text.substr(job + 2, rank));
+      env->stream = std::string(rest.substr(1, 6));
+    }
+    n = job + 3 + rank + tag;
+  } else {
+    return 0;
+  }
+  if (n < text.size() && is_blank(text[n])) ++n;
+  return n;
+}
+
+// ---- tqdm: "<desc>: 50%|█████     | 5/10 [00:01<00:01,  4.50it/s]<message>"
+size_t progress_bar_prefix(std::string_view line) {
+  for (std::string_view rate : {"it/s]", "s/it]", "B/s]"}) {
+    const size_t at = line.find(rate);
+    if (at == std::string_view::npos) continue;
+    const size_t end = at + rate.size();
+    const size_t open = line.rfind(" [", at);
+    if (open == std::string_view::npos || line.find('|') > open) continue;  // not a bar
+    if (end < line.size() && !is_blank(line[end])) return end;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void unwrap(std::string_view line, Envelope& env) {
+  env = Envelope{};
+  std::string_view m = line;
+  for (int layer = 0; layer < kMaxLayers; ++layer) {
+    if (m.find('\x1b') != std::string_view::npos) {
+      env.decoded = without_ansi(m);
+      m = env.decoded;
+      ++env.layers;
+      continue;
+    }
+    std::string decoded;
+    if (docker_json(m, env, decoded)) {
+      env.decoded = std::move(decoded);
+      m = env.decoded;
+      ++env.layers;
+      continue;
+    }
+    size_t n = cri_prefix(m, env);
+    if (n == 0) n = syslog_prefix(m, env);
+    if (n == 0) n = kernel_time_prefix(m);
+    if (n == 0) {
+      const std::string_view rest = skip_blanks(m);
+      const size_t k = launcher_prefix(rest, &env);
+      if (k > 0) n = (m.size() - rest.size()) + k;
+    }
+    if (n == 0) n = grep_prefix(m, env);
+    if (n == 0) n = progress_bar_prefix(m);
+    if (n == 0) break;
+    m.remove_prefix(n);
+    ++env.layers;
+  }
+  env.message = m;
+}
+
+std::string_view strip_launcher_prefix(std::string_view line) {
+  for (;;) {
+    const std::string_view rest = skip_blanks(line);
+    const size_t n = launcher_prefix(rest, nullptr);
+    if (n == 0) return line;
+    line = rest.substr(n);
+  }
+}
+
+std::string_view line_level(std::string_view line) {
+  line = skip_blanks(strip_launcher_prefix(line));
+  if (line.empty() || line[0] != '[') return {};
+  size_t j = 1;
+  while (j < line.size() && line[j] >= 'A' && line[j] <= 'Z') ++j;
+  if (j == 1 || j == line.size() || line[j] != ']') return {};
+  return line.substr(1, j - 1);
+}
+
+std::string_view torch_npu_device(std::string_view line) {
+  const size_t open = line.find("(PID:");
+  if (open == std::string_view::npos) return {};
+  const size_t close = line.find(')', open);
+  const std::string_view tuple =
+      line.substr(open, close == std::string_view::npos ? std::string_view::npos : close - open);
+  const size_t key = tuple.find("Device:");
+  if (key == std::string_view::npos) return {};
+  const std::string_view rest = skip_blanks(tuple.substr(key + 7));
+  return rest.substr(0, digits_at(rest));
+}
+
+std::string_view line_pid(std::string_view line) {
+  static const RE2 re(R"((?:\b[A-Z][A-Z_]+\((\d+),[\w.-]+\)|\[PID: ?(\d+)\]|\(PID: ?(\d+)[,)]))");
+  re2::StringPiece subs[4];
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, subs,
+                4)) {
+    return {};
+  }
+  for (int i = 1; i < 4; ++i) {
+    if (subs[i].data() != nullptr) return {subs[i].data(), subs[i].size()};
+  }
+  return {};
+}
+
+std::string_view line_device(std::string_view line) {
+  static const RE2 re(
+      R"((?:\bdevice_id(?:=|:\s*)|\bdeviceId\[|\bdevId:?\s*|\bdevid=|\[devid-|\bdevice\((?:chipId:)?|\bDevice(?::\s*|\s|\[)|\(device=|\bNPU\s|\bchipId:|\bGPU\s|\bcuda:)(\d{1,4})(?:[^\d.]|\.(?:\D|$)|$))");
+  re2::StringPiece subs[2];
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, subs,
+                2)) {
+    return {};
+  }
+  return {subs[1].data(), subs[1].size()};
+}
+
+std::string_view path_device(std::string_view path) {
+  for (size_t at = path.find("device-"); at != std::string_view::npos;
+       at = path.find("device-", at + 1)) {
+    if (at > 0 && path[at - 1] != '/') continue;
+    const size_t d = digits_at(path, at + 7);
+    if (d > 0 && d <= 4 && at + 7 + d < path.size() && path[at + 7 + d] == '/') {
+      return path.substr(at + 7, d);
+    }
+  }
+  return {};
+}
+
+}  // namespace faultd

@@ -1,0 +1,69 @@
+// Log lines arrive wrapped: on their way from the program that printed them to the file faultd
+// reads, container runtimes, log shippers, launchers and people's tools put their own text
+// around them. unwrap() peels the wrappers off, once per candidate line, before any rule looks
+// at it, so rules and `level:` see the message as the program printed it, and what a wrapper
+// said (stream, host, pid, rank, the path of a collected file) becomes fields.
+//
+// Recognised, outermost first, repeatedly (docs/log-formats.md §4 has each with its source):
+//   - ANSI colour and cursor sequences anywhere in the line (removed);
+//   - docker's json-file object {"log":"...","stream":"stderr","time":"..."} (decoded);
+//   - the CRI format of /var/log/pods: "2024-01-01T00:00:00.123456789Z stderr F ";
+//   - syslog and journald prefixes: "Jan  2 03:04:05 host ident[pid]: ", the same with an
+//     RFC 3339 time, and the kernel's own "[ 1126.635824] " or "<4>[ 1126.635824] ";
+//   - `grep -rn` output of a collected log bundle: "device-2/device-305322_1.log:1859:" (the
+//     path must look like a log file or lie in a directory);
+//   - launcher prefixes: torchrun "[rank3]: " and "[default3]:", "rank3: ", Ray and vLLM
+//     "(RayWorkerWrapper pid=123, ip=10.0.0.1) " and "(pid=1) ", mpirun "[1,0]<stderr>:";
+//   - a tqdm progress bar sharing the line with the message after it
+//     ("... 5/10 [00:01<00:01,  4.50it/s]RuntimeError: ...").
+// A wrapper is only taken when it is complete; text that merely resembles one stays message.
+//
+// Threading: pure functions; an Envelope belongs to its caller.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace faultd {
+
+struct Envelope {
+  std::string_view message;  // into the line, or into `decoded`
+  // What the wrappers said; empty when none said it. Copies, so they outlive `decoded`.
+  std::string stream;  // stdout or stderr
+  std::string host;
+  std::string pid;
+  std::string rank;
+  std::string path;  // the file a `grep -rn` line came from
+  std::string decoded;  // backing store when a wrapper had to be decoded (JSON, ANSI)
+  int layers = 0;       // wrappers removed
+};
+
+// Fills `env` for `line` (without its newline). `env.message` views `line` or `env.decoded`.
+void unwrap(std::string_view line, Envelope& env);
+
+// The line without launcher prefixes only ("(train pid=1234) ", "[rank7]: ", "rank3: ", ...).
+std::string_view strip_launcher_prefix(std::string_view line);
+
+// The line's log level: the first `[WORD]` at the start of the line (after blanks and launcher
+// prefixes), e.g. "ERROR" for "(train pid=7) [ERROR] AICPU(...)". Empty when the line has none.
+std::string_view line_level(std::string_view line);
+
+// The device of the torch_npu tuple "(PID:n, Device:N, RankID:n)" in `line`, empty when none.
+std::string_view torch_npu_device(std::string_view line);
+
+// The process id a CANN or torch_npu line names: "RUNTIME(150840,python)", "[PID: 150840]",
+// "(PID:150840, Device:0, RankID:8)". Empty when none.
+std::string_view line_pid(std::string_view line);
+
+// The device a line names in one of the documented spellings (docs/log-formats.md §11), with
+// where it was found: device_id=N, device_id: N, deviceId[N], devId N, devid=N, [devid-N],
+// device(N), device(chipId:N), Device N, Device[N], (device=N), NPU N, chipId:N, GPU N,
+// cuda:N, "Heartbeat lost! (device=N". An id is 1 to 4 digits not followed by more digits or
+// by a decimal point and a digit (an IP address, "Device 1.5 GiB"). The first spelling in the
+// line wins. Empty when the line names none.
+std::string_view line_device(std::string_view line);
+
+// The device a collected file's path names: a "device-N/" directory. Empty when none.
+std::string_view path_device(std::string_view path);
+
+}  // namespace faultd

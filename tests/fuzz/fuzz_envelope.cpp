@@ -1,0 +1,43 @@
+// Fuzzes the envelope recognisers and the device and process spellings (rules/envelope.hpp):
+// whatever a log writer puts on a line, unwrapping ends, the message is a part of the line (or
+// of its decoded form, never longer than the line), and an id found is digits within the line.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "rules/envelope.hpp"
+#include "tests/support/fuzz_support.hpp"
+
+namespace {
+
+using namespace faultd;
+
+bool within(std::string_view part, std::string_view whole) {
+  return part.empty() ||
+         (part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size());
+}
+
+bool digits(std::string_view s) {
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view line(reinterpret_cast<const char*>(data), size);
+  Envelope env;
+  unwrap(line, env);
+  FAULTD_FUZZ_CHECK(env.layers <= 8);
+  FAULTD_FUZZ_CHECK(within(env.message, line) || within(env.message, env.decoded));
+  FAULTD_FUZZ_CHECK(env.message.size() <= line.size());
+  const std::string_view level = line_level(env.message);
+  FAULTD_FUZZ_CHECK(within(level, env.message));
+  for (std::string_view id : {line_device(line), torch_npu_device(line), line_pid(line)}) {
+    FAULTD_FUZZ_CHECK(within(id, line) && digits(id));
+  }
+  FAULTD_FUZZ_CHECK(digits(path_device(env.path)));
+  return 0;
+}

@@ -1,0 +1,186 @@
+// unwrap(): each envelope of rules/envelope.hpp peeled off, what it said kept as fields, and
+// text that only resembles an envelope left alone. Device and process spellings.
+#include <catch2/catch.hpp>
+
+#include "rules/envelope.hpp"
+#include "rules/rule.hpp"
+#include "tests/support/rules_support.hpp"
+
+using namespace faultd;
+
+namespace {
+
+std::string message_of(std::string_view line) {
+  Envelope env;
+  unwrap(line, env);
+  return std::string(env.message);
+}
+
+}  // namespace
+
+TEST_CASE("envelope: the CRI format of /var/log/pods", "[rules][envelope]") {
+  Envelope env;
+  unwrap("2024-01-01T00:00:00.123456789Z stderr F [ERROR] RUNTIME(1,python): x", env);
+  CHECK(env.message == "[ERROR] RUNTIME(1,python): x");
+  CHECK(env.stream == "stderr");
+  CHECK(line_level(env.message) == "ERROR");
+  CHECK(message_of("2024-01-01T00:00:00+08:00 stdout P partial") == "partial");
+  // Not CRI: a timestamp followed by anything else stays.
+  CHECK(message_of("2024-01-01T00:00:00Z stdout X text") == "2024-01-01T00:00:00Z stdout X text");
+}
+
+TEST_CASE("envelope: docker json-file lines are decoded", "[rules][envelope]") {
+  Envelope env;
+  unwrap(R"({"log":"[rank3]: RuntimeError: CUDA error: \"an illegal\" memory access\n","stream":"stderr","time":"2024-01-01T00:00:00Z"})",
+         env);
+  CHECK(env.message == "RuntimeError: CUDA error: \"an illegal\" memory access");
+  CHECK(env.stream == "stderr");
+  CHECK(env.rank == "3");
+  CHECK(message_of(R"({"log":"caf\u00e9 \\ ok"})") == "caf\xc3\xa9 \\ ok");
+  // Cut off mid-string: not decoded, left as it is.
+  CHECK(message_of(R"({"log":"unterminated)") == R"({"log":"unterminated)");
+}
+
+TEST_CASE("envelope: syslog, journald and kernel prefixes", "[rules][envelope]") {
+  Envelope env;
+  unwrap("Jan  2 03:04:05 gpu-node-7 kernel: [ 1126.635824] NVRM: Xid (PCI:0000:3b:00): 79, pid=1",
+         env);
+  CHECK(env.message == "NVRM: Xid (PCI:0000:3b:00): 79, pid=1");
+  CHECK(env.host == "gpu-node-7");
+  unwrap("2024-05-01T10:00:00.123456+00:00 node1 python3[4711]: [ERROR] boom", env);
+  CHECK(env.message == "[ERROR] boom");
+  CHECK(env.pid == "4711");
+  CHECK(message_of("<4>[   12.5] NVRM: GPU at PCI:0000:01:00: GPU has fallen off the bus.") ==
+        "NVRM: GPU at PCI:0000:01:00: GPU has fallen off the bus.");
+}
+
+TEST_CASE("envelope: grep -rn output names the collected file", "[rules][envelope]") {
+  Envelope env;
+  unwrap("device-2/device-305322_20250225184310213.log:1859:[ERROR] AICPU(25787,aicpu_scheduler):x",
+         env);
+  CHECK(env.message == "[ERROR] AICPU(25787,aicpu_scheduler):x");
+  CHECK(env.path == "device-2/device-305322_20250225184310213.log");
+  CHECK(path_device(env.path) == "2");
+  unwrap("worker_0.log:[WARNING] DEBUG(1,2,python):x", env);
+  CHECK(env.message == "[WARNING] DEBUG(1,2,python):x");
+  // Messages with colons are not paths.
+  CHECK(message_of("RuntimeError: CUDA error: unknown error") ==
+        "RuntimeError: CUDA error: unknown error");
+  CHECK(message_of("[ERROR] RUNTIME(150840,python):2021-09-14-09:26:01.014.355 x") ==
+        "[ERROR] RUNTIME(150840,python):2021-09-14-09:26:01.014.355 x");
+  CHECK(message_of("EI0002: [PID: 1] 2024-01-01-00:00:00: x") ==
+        "EI0002: [PID: 1] 2024-01-01-00:00:00: x");
+}
+
+TEST_CASE("envelope: launcher prefixes, several deep", "[rules][envelope]") {
+  Envelope env;
+  unwrap("(RayWorkerWrapper pid=123, ip=10.0.0.1) [rank15]: [E ProcessGroupNCCL.cpp] x", env);
+  CHECK(env.message == "[E ProcessGroupNCCL.cpp] x");
+  CHECK(env.pid == "123");
+  CHECK(env.host == "10.0.0.1");
+  CHECK(env.rank == "15");
+  unwrap("[1,3]<stderr>:Traceback (most recent call last):", env);
+  CHECK(env.message == "Traceback (most recent call last):");
+  CHECK(env.rank == "3");
+  CHECK(env.stream == "stderr");
+  CHECK(message_of("[default7]:[rank7]: torch.OutOfMemoryError: x") == "torch.OutOfMemoryError: x");
+  CHECK(message_of("(pid=) x") == "(pid=) x");
+  CHECK(message_of("[rank] x") == "[rank] x");
+}
+
+TEST_CASE("envelope: colours and a progress bar sharing the line", "[rules][envelope]") {
+  CHECK(message_of("\x1b[31m[ERROR]\x1b[0m boom") == "[ERROR] boom");
+  CHECK(message_of("Epoch 1:  50%|#####     | 5/10 [00:01<00:01,  4.50it/s]RuntimeError: CUDA "
+                   "error: an illegal memory access was encountered") ==
+        "RuntimeError: CUDA error: an illegal memory access was encountered");
+  // A bar alone is no message of its own.
+  const std::string bar = " 50%|#####     | 5/10 [00:01<00:01,  4.50it/s]";
+  CHECK(message_of(bar) == bar);
+}
+
+TEST_CASE("envelope: hostile input stays bounded and is never a crash", "[rules][envelope]") {
+  std::string deep;
+  for (int i = 0; i < 1000; ++i) deep += "[rank1]: ";
+  Envelope env;
+  deep += "x";
+  unwrap(deep, env);
+  CHECK(env.layers == 8);  // at most 8 wrappers are peeled
+  const std::string escapes(100000, '\x1b');
+  unwrap(escapes, env);
+  CHECK(env.message.empty());
+  const std::string cut = "{\"log\":\"\\u12";
+  unwrap(cut, env);
+  CHECK(env.message == cut);
+}
+
+TEST_CASE("device spellings and process ids on a line", "[rules][envelope]") {
+  CHECK(line_device("Task exception! device_id=0, stream_id=117") == "0");
+  CHECK(line_device("Notify wait execute failed, device_id: 3") == "3");
+  CHECK(line_device("remote deviceId[5] on serverId") == "5");
+  CHECK(line_device("devId 1 localRank 1") == "1");
+  CHECK(line_device("[devid-2] ts exception") == "2");
+  CHECK(line_device("device(chipId:7) error") == "7");
+  CHECK(line_device("CUDA out of memory. GPU 3 has a total capacity of 79.10 GiB") == "3");
+  CHECK(line_device("on cuda:6 with") == "6");
+  CHECK(line_device("Heartbeat lost! (device=1, ") == "1");
+  CHECK(line_device("no device here, step 12") == "");
+  CHECK(line_device("GPU memory") == "");
+  CHECK(line_device("localInfo{server[127.10.0.1],deviceId[127.10.0.1]}") == "");
+  CHECK(line_device("Device 1.5 GiB") == "");
+  CHECK(line_device("on Device 3.") == "3");
+  CHECK(line_device("device_id=11111") == "");
+  CHECK(line_pid("[ERROR] RUNTIME(150840,python):2021-09-14 x") == "150840");
+  CHECK(line_pid("EE9999: [PID: 1234] 2024-01-01") == "1234");
+  CHECK(line_pid("ERR00100 PTA call acl api failed (PID:13075, Device:0, RankID:8)") == "13075");
+  CHECK(line_pid("no process") == "");
+  CHECK(path_device("/var/log/npu/device-12/x.log") == "12");
+  CHECK(path_device("dev-os-3/x.log") == "");
+  CHECK(path_device("mydevice-3/x.log") == "");
+}
+
+TEST_CASE("rules see the message; the device is resolved and says how", "[rules][envelope]") {
+  const auto set = faultd::testing::build(R"(
+rules:
+  - id: t.err
+    description: an ERROR line
+    match: { any: ["boom"], level: ERROR }
+    device: "{device}"
+    fault: { level: SeparateNPU }
+)");
+  SECTION("level and device behind a grep prefix: the collected file's directory") {
+    const auto s = faultd::testing::scan(*set, "device-4/device-1_2.log:7:[ERROR] boom\n");
+    REQUIRE(s.findings.size() == 1);
+    CHECK(s.findings[0].device == "4");
+    CHECK(s.findings[0].device_from == "path");
+    CHECK(s.findings[0].text == "device-4/device-1_2.log:7:[ERROR] boom");  // evidence: the line
+  }
+  SECTION("a spelling on the line") {
+    const auto s = faultd::testing::scan(*set, "2024-01-01T00:00:00Z stderr F [ERROR] boom device_id=2\n");
+    REQUIRE(s.findings.size() == 1);
+    CHECK(s.findings[0].device == "2");
+    CHECK(s.findings[0].device_from == "line");
+  }
+  SECTION("the process's device from an earlier line of the same file, within one context") {
+    ScanContext context;
+    const auto first = faultd::testing::scan(
+        *set, "[ERROR] RUNTIME(150840,python):t boom device_id=5\n", "plog", nullptr, 1, 0,
+        &context);
+    REQUIRE(first.findings.size() == 1);
+    CHECK(first.findings[0].device_from == "line");
+    const auto later = faultd::testing::scan(*set, "[ERROR] RUNTIME(150840,python):t boom again\n",
+                                             "plog", nullptr, 2, 100, &context);
+    REQUIRE(later.findings.size() == 1);
+    CHECK(later.findings[0].device == "5");
+    CHECK(later.findings[0].device_from == "context");
+    // Another process learns nothing from it.
+    const auto other = faultd::testing::scan(*set, "[ERROR] RUNTIME(99,python):t boom\n", "plog",
+                                             nullptr, 3, 200, &context);
+    REQUIRE(other.findings.size() == 1);
+    CHECK(other.findings[0].device.empty());
+    CHECK(other.findings[0].device_from.empty());
+  }
+  SECTION("an INFO line behind an envelope still does not match a level: ERROR rule") {
+    CHECK(faultd::testing::scan(*set, "2024-01-01T00:00:00Z stdout F [INFO] boom\n")
+              .findings.empty());
+  }
+}
