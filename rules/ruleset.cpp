@@ -546,7 +546,7 @@ class Scanner {
                        [name](const auto& c) { return c.first == name; });
   }
 
-  // The device in log-formats.md §11's order: the torch_npu tuple, the path field (device-N/),
+  // The device in docs/log-formats.md §11's order: the torch_npu tuple, the path field (device-N/),
   // then the rule's own capture.
   std::optional<std::string_view> device_field(std::string_view line) const {
     if (const std::string_view tuple = torch_npu_device(line); !tuple.empty()) return tuple;
