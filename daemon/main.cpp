@@ -1,4 +1,4 @@
-// faultd: the per-node fault-detection daemon. See DESIGN.md §3 for the command line.
+// faultd: the per-node fault-detection daemon. See docs/design.md §3 for the command line.
 #include <cstring>
 #include <iostream>
 #include <string>

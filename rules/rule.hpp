@@ -15,11 +15,11 @@
 //   - `any`/`all`/`any_of` are case-sensitive substrings: one `any` string must occur, every
 //     `all` string must occur, and every string of at least one `any_of` alternative must occur.
 //   - `level` compares the line's leading `[WORD]` (line_level below), read after the launcher
-//     prefixes of log-formats.md §4 ("(train pid=1234) ", "(pid=1) ", "[rank7]: ", "rank3: ").
+//     prefixes of docs/log-formats.md §4 ("(train pid=1234) ", "(pid=1) ", "[rank7]: ", "rank3: ").
 //   - Regexes are RE2 in Latin-1 mode: a log line is bytes, and invalid UTF-8 must not stop `.`
 //     from matching. Named groups become fields; path_fields of the chunk fill in the rest (a
 //     capture wins over a path field of the same name) — except `device`, which follows
-//     log-formats.md §11: the torch_npu tuple "(PID:n, Device:N, RankID:n)" of the line, then
+//     docs/log-formats.md §11: the torch_npu tuple "(PID:n, Device:N, RankID:n)" of the line, then
 //     the path field (the device-N/ directory), then the rule's own capture.
 //   - Templates ("{device}", "{code}", "80818C00", "npu{device}", "{card}-{chip}"): a field that
 //     is missing or empty expands to nothing and the rest is kept ("{card}-{chip}" with only
@@ -57,7 +57,7 @@
 
 namespace faultd {
 
-// One rule as written in YAML (see DESIGN.md §3 "Rule sketch").
+// One rule as written in YAML (see docs/design.md §7).
 struct RuleSpec {
   std::string id;
   std::string description;

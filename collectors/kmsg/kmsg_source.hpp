@@ -8,7 +8,7 @@
 //   returns one record per read(2); a regular file or FIFO standing in for it (tests, a captured
 //   buffer) is split into lines, a partial last line held until its newline arrives.
 // - Output: one Chunk per record, whose single line is the message behind the prefix a kmsg or
-//   pstore dump shows, "<prio>[ seconds.micros] message" (log-formats.md §10), so the rules that
+//   pstore dump shows, "<prio>[ seconds.micros] message" (docs/log-formats.md §10), so rules that
 //   match dmesg, journald and syslog forms match it too. The chunk's offsets are sequence
 //   numbers: start_offset = seq, end_offset = seq + 1 (and line = seq + 1), so a finding's
 //   offset is its record's seq and the fault journal's (source, file, offset, rule) key makes a

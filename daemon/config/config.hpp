@@ -1,4 +1,4 @@
-// faultd's configuration: the YAML of DESIGN.md §3 loaded into plain structs, with the rule
+// faultd's configuration: the YAML of docs/design.md §6 loaded into plain structs, with the rule
 // files it includes compiled into an immutable RuleSet. Loading never stops at the first
 // problem: every error is collected with its file:line:column, so `faultd --check-config` shows
 // them all at once and a bad reload says exactly why it kept the old set.

@@ -2,7 +2,7 @@
 // reply: parse, check the request's shape, check the peer may run that command, call the
 // handler. Kept apart from the socket code so it is tested (and fuzzed) without sockets.
 //
-// The policy (DESIGN.md §3, control socket): root, the daemon's own user and members of the
+// The policy (docs/design.md §10): root, the daemon's own user and members of the
 // configured group may run every command; anyone else is refused with a reply that says what
 // is needed. Commands are classed as reads (status, events) or mutations (isolate, clear,
 // reload, and any command this table does not know, so a new command is guarded until it is

@@ -1,4 +1,4 @@
-// The Alertmanager webhook receiver (DESIGN.md §3): `POST /api/v1/alerts` with an
+// The Alertmanager webhook receiver (docs/design.md §11): `POST /api/v1/alerts` with an
 // Alertmanager version-4 payload and `Authorization: Bearer <token>`, so that cluster-level
 // alert rules can ask this node to isolate, resume, diagnose or clear a device. The server only
 // authenticates, bounds and parses; what a batch means is the handler's business (the app runs

@@ -1,4 +1,4 @@
-// faultd's Prometheus metrics (DESIGN.md §4). Counters that the pipeline drives are
+// faultd's Prometheus metrics (docs/design.md §4). Counters that the pipeline drives are
 // prometheus-cpp families whose label sets are added once and kept; state that lives elsewhere
 // (device states, per-source health) is exported by Collectables that snapshot it at scrape
 // time, so a scrape never sees a half-updated device and never touches the io thread's data.

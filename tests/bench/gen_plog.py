@@ -96,7 +96,7 @@ FAULTS = [
      "[WARNING] DEBUG({pid},fffda37fe1e0,python):" + TS + " [mindspore/ccsrc/tools/silent_detect/silent_detector.cc:305] DoCheckSum] CheckSum detects MatMul error on rank 5", "{path}"),
     ("ascend.asd.sdc-error", "training",
      "[WARNING] DEBUG({pid},fffda37fe1e0,python):" + TS + " [mindspore/ccsrc/tools/silent_detect/silent_detector.cc:318] DoCheckSum] SilentCheck detects SDC error, which means training may be unstable. Search 'CheckSum detects MatMul error' in all ranks' logs.", "{path}"),
-    # The worker's path names its device, which outranks an inline id (log-formats.md §11).
+    # The worker's path names its device, which outranks an inline id (docs/log-formats.md §11).
     ("ascend.memory.device-oom", "training",
      "RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 5; 60.96 GiB total capacity; 58.02 GiB already allocated; 58.02 GiB current active; 412.85 MiB free)", "{path}"),
     ("ascend.memory.driver-oom", "training",

@@ -105,7 +105,7 @@ def test_spikes_and_quiet_ranks(args, check, work):
 
 
 def test_replay_negative_examples(args, check, work):
-    """The verbatim negative lines of log-formats.md §9 through --replay: no finding at all."""
+    """The verbatim negative lines of docs/log-formats.md §9 through --replay: no finding at all."""
     lines = [
         "... | lm loss: 7.334521E-01 | loss scale: 1.0 | grad norm: 0.752 | number of skipped iterations:   0 | number of nan iterations:   0 |",
         "- INFO - { Epoch:[  1/  2], step:[    1/ 6500], loss: 0.000, per_step_time: 166756ms, lr: 0.0, overflow cond: False, loss_scale: 1.0, global_norm: [44.313248], train_throughput_per_npu: 2.849T",

@@ -17,7 +17,7 @@ RULE_A = """rules:
 RULE_B = """rules:
   - id: test.beta
     match: { any: ["BETA FAULT"], regex: 'dev=(?P<dev>\\d+)' }
-    # Not `device`: the device-N/ path field would outrank an inline id (log-formats.md §11).
+    # Not `device`: the device-N/ path field would outrank an inline id (docs/log-formats.md §11).
     device: "{dev}"
     fault: { code: 8C084E00, level: SubHealthFault }
 """

@@ -229,7 +229,7 @@ write_case("asd-edge-bytes", "device-log",
            note="""
 Hostile bytes on device 5: CRLF endings (the '\\r' is not part of the line), blank lines, NUL
 bytes and invalid UTF-8 before the match (still matched; its inline device_id=4 is outranked
-by the device-5/ directory, log-formats.md §11), a line whose level is not at its start (no match), a NUL right after the level
+by the device-5/ directory, docs/log-formats.md §11), a line whose level is not at its start (no match), a NUL right after the level
 (matches, device from the path), and a last line without '\\n' (a
 partial line flushed on rotation), which still matches.""")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the numerics-* golden cases: training logs of each framework format of
-log-formats.md §9, run through the detectors of etc/faultd/rules.d/training-numerics.yaml.
+docs/log-formats.md §9, run through the detectors of etc/faultd/rules.d/training-numerics.yaml.
 
 Each positive line is declared next to the findings it must give (`expect(...)`); everything
 else, including the verbatim lines of §9 and the traps (calibration burst, a single overflow,
@@ -81,7 +81,7 @@ fires on the third), then the job goes silent for an hour (stall fires on the la
 
 def mindformers():
     c = Case("numerics-mindformers", """
-MindFormers step lines. Line 1 is verbatim from log-formats.md §9 (MindFormers
+MindFormers step lines. Line 1 is verbatim from docs/log-formats.md §9 (MindFormers
 skip_data_and_ckpt_health_monitor.md, a 166 s first step with loss_scale 1.0: quiet). The rest
 are constructed in that shape: a 10x wobble of global_norm (quiet), a global_norm spike of 5e7
 at step 40 (one strike: a warning at that very step), slow steps from step 50 (slow_step fires on
@@ -171,7 +171,7 @@ intervals (Megatron-DeepSpeed#396: non_finite fires; NaN is not a feature-value 
 
 def deepspeed():
     c = Case("numerics-deepspeed", """
-DeepSpeed's fp16 loss scaler. Line formats verbatim from log-formats.md §9 (loss_scaler.py,
+DeepSpeed's fp16 loss scaler. Line formats verbatim from docs/log-formats.md §9 (loss_scaler.py,
 the older [deepscale] wording of stage2.py, the hysteresis variant, and the exception at the
 minimum). Constructed sequence: the calibration burst from 2^32 (16 halvings: quiet, as in
 DeepSpeed#931), two hysteresis lines, then overflow after overflow. The warm-ups count lines
@@ -199,7 +199,7 @@ device comes from the file's path.""")
 
 def misc():
     c = Case("numerics-apex-mindyolo-hf", """
-apex amp, mindyolo and Hugging Face Trainer lines, formats verbatim from log-formats.md §9.
+apex amp, mindyolo and Hugging Face Trainer lines, formats verbatim from docs/log-formats.md §9.
 apex: 25 overflows in a row; the first 20 are the warm-up (calibration), collapse fires on the
 4th counted drop (line 24: the first line is no drop), rate on the 5th counted line (line 25).
 mindyolo: the same shape. HF: 12

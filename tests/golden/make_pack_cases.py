@@ -63,7 +63,7 @@ def none(line):
 rng = random.Random(11)
 
 # Ordinary lines of each kind of log, none of which may match. Verbatim lines from
-# log-formats.md §2 and §4 plus the same shapes with varying numbers.
+# docs/log-formats.md §2 and §4 plus the same shapes with varying numbers.
 PLOG_NOISE = [
     "[INFO] RUNTIME(10972,python):2023-09-23-05:41:41.001.%03d [stream.cc:%d]49835 StreamSynchronize: stream_id=%d, sync succeeded",
     "[ERROR] RUNTIME(160186,python):2023-01-10-09:25:45.322.063 [engine.cc:1263]163618 ReportExceptProc:Task exception! device_id=0, stream_id=17, task_id=43, type=13, retCode=0x91, [the model stream execute failed].",
@@ -212,7 +212,7 @@ write_case("ascend-oom-device-vs-host", "training", "/var/log/training/job-8/wor
     note="""
 Device memory exhaustion against host OOM in one training log (no path fields).
 
-Quoted: log-formats.md §4 (the two "Malloc device memory failed" lines, "NPU out of memory
+Quoted: docs/log-formats.md §4 (the two "Malloc device memory failed" lines, "NPU out of memory
 ... (NPU 2; ...)"); MindSpore's FAQ (mindspore-ai/docs) "Out of Memory!!! total[...] ...
 failed!"; vllm-project/vllm-ascend#4026 (EL0004 ... Failed to allocate memory.:
 ascend.memory.driver-oom); a vLLM-Ascend
@@ -323,7 +323,7 @@ times out" from a MindSpore Ascend Error Message block and from public benchmark
 Constructed (kg-config.json patterns, no real line found): "[Get][Connection]topo exchange
 server get socket timeout", "Notify wait execute failed, device_id=4", "notify wait timeout"
 with deviceId[6] behind a rank prefix. Look-alikes: the device log's "type:NOTIFY WAIT"
-(verbatim, log-formats.md §2), HCCL timeout variables, a task id that happens to be 507048.""")
+(verbatim, docs/log-formats.md §2), HCCL timeout variables, a task id that happens to be 507048.""")
 
 SS = "ascend.runtime.stream-sync-timeout"
 write_case("ascend-stream-sync-timeout", "plog",
@@ -346,7 +346,7 @@ write_case("ascend-stream-sync-timeout", "plog",
         ("[rank7]: EE1002: [PID: 524] 2025-03-08-16:21:40.515.589 Stream synchronize timeout. rtDeviceSynchronize execute failed, reason=[stream sync timeout]",
          [(SS, "", RBUS, "")]),
         none("[rank7]:         Possible Cause: 1. The timeout interval may be improperly set."),
-        # composed: log-formats.md §4's older form without "[PID: n]", with the message above
+        # composed: docs/log-formats.md §4's older form without "[PID: n]", with the message above
         ("EE1002: 2024-09-26-16:06:40.565.510 Stream synchronize timeout. rtDeviceSynchronize execute failed, reason=[stream sync timeout]",
          [(SS, "", RBUS, "")]),
         # constructed: the newer "[PID: n]" form with the torch_npu tuple before it on one line
@@ -366,7 +366,7 @@ timeout]", "report error module name=EE1002", "reason=[stream sync timeout] (507
 other two lines carry none of the texts); a torch_npu job log with "[rank7]: " prefixes quoted
 in a public repository (the EE1002 message "Stream synchronize timeout. ... reason=[stream sync
 timeout]"; the tuple line and the "[Error]:" summary do not match).
-Composed: log-formats.md §4's older "EE1002: 2024-09-26-16:06:40.565.510 ..." (no "[PID: n]")
+Composed: docs/log-formats.md §4's older "EE1002: 2024-09-26-16:06:40.565.510 ..." (no "[PID: n]")
 with the message of the quoted line in place of the "...".
 Constructed: EE1002 in the "[PID: n]" form behind the torch_npu tuple on one line (the tuple
 gives the device); a successful sync at INFO, a "Stream Synchronize failed" for another cause,
@@ -397,14 +397,14 @@ Constructed (no real plog line was found): "Device[3] lost heartbeart." from the
 format string (the device in brackets; "heartbeart" is its spelling), and "Device lost
 heartbeat" / "Device lost heartbeart", the keywords of Huawei's CANN troubleshooting guide and
 kg-config.json AISW_CANN_Runtime_055.
-Look-alikes: NodeD's routine "send heartbeat" INFO line (log-formats.md §6), another
+Look-alikes: NodeD's routine "send heartbeat" INFO line (docs/log-formats.md §6), another
 program's "lost heartbeat", and an EI0002 line with "Heartbeat Lost Occurred" (a collective
 timeout: ascend.hccl.notify-timeout's finding, not a heartbeat one; the deviceId there is the
 remote device as often as the local one).""")
 
 write_case("ascend-heartbeat-os", "messages", "/var/log/messages", None,
     mix(KERNEL_NOISE, 80, [
-        # log-formats.md §8 (kg-config.json 0x40F84E00 example), as it appears in the kernel log
+        # docs/log-formats.md §8 (kg-config.json 0x40F84E00 example), as in the kernel log
         ("[ascend] [ERROR] [drv_soft_fault] [heart_beat_judge 318] <kworker/5:1H:39365> Heartbeat lost! (device=1; old_count=1104; ...)",
          [(DHB, "1", RNPU, "40F84E00")]),
         # composed: syslog prefix + the same message for another device
@@ -420,7 +420,7 @@ write_case("ascend-heartbeat-os", "messages", "/var/log/messages", None,
     note="""
 The host driver's heartbeat loss in an OS log (/var/log/messages): event 0x40F84E00, device
 from "(device=N;".
-Quoted: log-formats.md §8 (the kg-config.json 0x40F84E00 example line).
+Quoted: docs/log-formats.md §8 (the kg-config.json 0x40F84E00 example line).
 Composed: the same message behind a syslog prefix. Constructed: the knowledge base's second
 order "[drv_soft_fault] [ERROR]"; an INFO line and a line without "(device=" (no match).""")
 
@@ -449,7 +449,7 @@ Constructed from kg-config.json AISW_CANN_HCCL_029: the older "[Heartbeat]cqe er
 status[12]" and "[Heartbeat]cqe error status[...]" with device_id=2 / deviceId[4]; the EI0002
 advice that mentions 'error cqe' (no match).""")
 
-# Every device form of log-formats.md §11, one per line, then lines with several forms, which
+# Every device form of docs/log-formats.md §11, one per line, then lines with several forms, which
 # show the priority order (the first form of the list that occurs wins, wherever it is).
 F = "The aicore execution is abnormal"
 forms = [
@@ -492,7 +492,7 @@ prio = [
 write_case("ascend-device-forms", "training", "/var/log/training/job-10/rank-0.log", None,
     [(line, [(AIC, dev, RBUS, "")]) for line, dev in forms + prio],
     note="""
-The device id forms of log-formats.md §11 (training log, no path fields), all constructed
+The device id forms of docs/log-formats.md §11 (training log, no path fields), all constructed
 around the AI Core text "The aicore execution is abnormal": one line per form (the torch_npu
 tuple with and without blanks, device_id=N, device_id: N, Device N, NPU N, device(chipId:N,
 device(N), deviceId[N], devId: N, device[N], Device[N], devid=N, [devid-N], (device=N;), then
@@ -514,9 +514,9 @@ write_case("ascend-device-log-path", "device-log",
     note="""
 A device-side CANN log of device 3 (path_fields 'device-(?P<device>\\d+)/'). Constructed lines:
 a notify wait timeout without an inline id takes the device from the path (3); so does one
-with an inline device_id=5, because log-formats.md §11 puts the device-N/ directory before
+with an inline device_id=5, because docs/log-formats.md §11 puts the device-N/ directory before
 inline ids (the engine resolves `device` in that order). The verbatim device-log
-"type:NOTIFY WAIT" line (log-formats.md §2) does not match.""")
+"type:NOTIFY WAIT" line (docs/log-formats.md §2) does not match.""")
 
 # ---------------------------------------------------------------------------------------------
 # NVIDIA
@@ -626,7 +626,7 @@ dmesg -T output (prefix "[Sun Feb 23 16:24:18 2025] "): verbatim leptonai/gpud
 components/accelerator/nvidia/error/xid/testdata/dmesg-with-xid-119.log (GSP RPC timeouts on
 an H100 of a Dell XE9680), then one constructed line.
 Each Xid 119 line is one finding of nvidia.xid.reset with the BDF 0000:9b:00 as the device
-(log-formats.md §11: the BDF before GPU<N>); the "Timeout after 6s of waiting for RPC response
+(docs/log-formats.md §11: the BDF before GPU<N>); the "Timeout after 6s of waiting for RPC response
 from GPU4 GSP!" inside it is not a second finding. The driver's "Rate limiting GSP RPC error
 prints ... The GPU likely needs to be reset." is nvidia.gsp.rpc-timeout's, with the BDF. The
 RPC history, call trace and "GPU at PCI:...: GPU-<uuid>" lines do not match.
@@ -680,7 +680,7 @@ ascend.host.oom (no device); oom_reaper and oom-kill constraint lines do not mat
 
 write_case("nvidia-kmsg", "kmsg", "/dev/kmsg", None,
     mix(KERNEL_NOISE, 60, [
-        # composed: the /dev/kmsg prefix of log-formats.md §10 before quoted messages
+        # composed: the /dev/kmsg prefix of docs/log-formats.md §10 before quoted messages
         ("<4>[ 1126.635824] NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
          [(XSEP, "0000:05:00", SEP, "XID79")]),
         ("<4>[ 1126.635901] NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus",
@@ -693,9 +693,9 @@ write_case("nvidia-kmsg", "kmsg", "/dev/kmsg", None,
          [(XAPP, "0000:3b:00", NOT, "XID31")]),
     ], rng),
     note="""
-/dev/kmsg records (prefix "<priority>[ seconds.micros] ", log-formats.md §10).
+/dev/kmsg records (prefix "<priority>[ seconds.micros] ", docs/log-formats.md §10).
 Composed: the kmsg prefix before quoted messages: Xid 79 with and without pid/name (gpud
-kmsg_test.go, log-formats.md §10), the driver's module loading line logged at <3> (error
+kmsg_test.go, docs/log-formats.md §10), the driver's module loading line logged at <3> (error
 priority, no match), and two MIG Xids whose parenthesis also names the GPU instance
 ("PCI:0000:3b:00 GPU-I:00 GPU-CI:00", the form of a public Xid guide; the 31 line's MMU
 fault text is constructed): the device is still the BDF.""")
@@ -742,7 +742,7 @@ fallen off the bus.": two findings for the same device 0000:2b:00, the function 
 pastebin.com/C4RfJB4y (older single-line "NVRM: GPU at 0000:01:00.0 has fallen off the bus.");
 ublue-os/bazzite#4449 (_kgspIsHeartbeatTimedOut for GPU0; the assertion, RPC event and
 _kgspRpcRecvPoll lines do not match); stas00/ml-engineering (Xid 63 row remapping pending).
-Composed: the newer three-line fallen-off-the-bus message (log-formats.md §10, NVSentinel#155)
+Composed: the newer three-line fallen-off-the-bus message (docs/log-formats.md §10, NVSentinel#155)
 behind a syslog prefix: the engine matches single lines, so only the last line matches, without
 a device; the first line alone is also the start of the driver's "not supported" message
 (constructed here), which must stay silent.""")
@@ -752,7 +752,7 @@ write_case("nvidia-device-plugin", "device-plugin", "/var/log/nvidia-device-plug
         # constructed from k8s-device-plugin internal/rm/health.go format strings (klog)
         ("I0523 10:22:31.123456       1 health.go:186] XidCriticalError: Xid=79 on Device=GPU-0b11d014-1685-04bd-26ed-5fc0bc1c44ae; marking device as unhealthy.",
          [(DPX, "GPU-0b11d014-1685-04bd-26ed-5fc0bc1c44ae", SUB, "XID79")]),
-        # log-formats.md §10 (older wording; the uuid written out here)
+        # docs/log-formats.md §10 (older wording; the uuid written out here)
         ("XidCriticalError: Xid=69 on Device=GPU-509665ad-b600-ac93-3616-d754b23d636d, the device will go unhealthy.",
          [(DPX, "GPU-509665ad-b600-ac93-3616-d754b23d636d", SUB, "XID69")]),
         # quoted in a public incident note (found by code search)
@@ -770,7 +770,7 @@ older "..., the device will go unhealthy." and "XidCriticalError: Xid=%d, All de
 unhealthy."): the device is the GPU UUID, the code XID<n>, the level SubHealthFault (the kernel
 line of the same event carries the Xid table's level). "Xid=94 on Device=GPU-d23d91a3" is
 quoted from a public incident note. The torch ProcessGroupNCCL "Heartbeat monitor timed out!"
-(a communication watchdog, log-formats.md §10) and its NCCL timeout line must not match
+(a communication watchdog, docs/log-formats.md §10) and its NCCL timeout line must not match
 (constructed from torch's messages; milabench#269 quotes the second one).""")
 
 # Every level class of the Xid table, with real lines where they were found.
@@ -786,7 +786,7 @@ write_case("nvidia-xid-classes", "dmesg", "/var/log/dmesg-classes.log", None,
          [(XRST, "0000:37:00", RNPU, "XID95")]),
         # NVIDIA's Xid documentation example: older format, no "PCI:"
         ("[ 1843.308146] NVRM: Xid (0000:03:00): 14, Channel 00000001", [(XOTH, "0000:03:00", SUB, "XID14")]),
-        # log-formats.md §10
+        # docs/log-formats.md §10
         ("NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 ...)",
          [(XNN, "0018:01:00", NOT, "XID145")]),
         # constructed from the catalogue's mnemonics (no real line found)
@@ -819,7 +819,7 @@ Quoted: an NVIDIA/gpu-operator issue via a public Xid sample table (Xid 48 DBE);
 containment comments of NVIDIA/open-gpu-kernel-modules (Xid 94 contained / 95 uncontained
 "RST: Yes"); a public hardware ticket (Xid 95 FBHUB, a dmesg time added); NVIDIA's Xid
 documentation (older format "NVRM: Xid (0000:03:00): 14, Channel 00000001", no "PCI:", a dmesg
-time added); log-formats.md §10 (Xid 145 Nonfatal).
+time added); docs/log-formats.md §10 (Xid 145 Nonfatal).
 Constructed from the catalogue's descriptions (no real line found): Xid 120, 62, 140 (reset),
 45, 68, 109 (application), 92 and 8 (other, warning only; 8 with a five-digit PCI domain),
 an unknown future Xid 1790 (other); and look-alikes: the "GPU at PCI:...: GPU-<uuid>" line that
@@ -832,7 +832,7 @@ tests/unit/rules_packs_nvidia_test.cpp checks every number 0-999 against the tab
 # each prefix must leave the match (and the device) unchanged.
 write_case("kernel-log-forms", "kernel-log", "/var/log/kern.log", None,
     mix(KERNEL_NOISE, 50, [
-        # composed: each prefix before a quoted message (log-formats.md §10 Xid 79; §8 the
+        # composed: each prefix before a quoted message (docs/log-formats.md §10 Xid 79; §8 the
         # 0x40F84E00 heartbeat example)
         ("Jan 21 04:41:44 gpu-node-a kernel: NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
          [(XSEP, "0000:05:00", SEP, "XID79")]),
@@ -862,8 +862,8 @@ systemd "+00:00"; short-precise: "Jan 21 04:41:44.283302 host kernel: "), rsyslo
 followed by the dmesg time).
 Composed: those prefixes (systemd journalctl(1) output modes, rsyslog's
 RSYSLOG_TraditionalFileFormat and RSYSLOG_FileFormat) before quoted messages: Xid 79
-(log-formats.md §10), Xid 13 and 63 (gpud testdata, ml-engineering), the host driver's
-heartbeat loss (log-formats.md §8). Constructed: the Xid 48 DBE detail text; journald's boot
+(docs/log-formats.md §10), Xid 13 and 63 (gpud testdata, ml-engineering), the host driver's
+heartbeat loss (docs/log-formats.md §8). Constructed: the Xid 48 DBE detail text; journald's boot
 separator and the heartbeat counter reset INFO line (no match).""")
 
 write_case("kmsg-records", "kernel", "/dev/kmsg", None,
@@ -885,10 +885,10 @@ write_case("kmsg-records", "kernel", "/dev/kmsg", None,
     ], rng),
     note="""
 The line form the kmsg source hands to the rules: "<prio>[ seconds.micros] message", the
-/dev/kmsg or pstore prefix of log-formats.md §10 (seconds right-aligned in 5 columns; <12> is
+/dev/kmsg or pstore prefix of docs/log-formats.md §10 (seconds right-aligned in 5 columns; <12> is
 a user-space record written to /dev/kmsg).
 Composed: that prefix before quoted messages: Xid 79 (gpud kmsg_test.go), Xid 145 Nonfatal
-(log-formats.md §10), the host driver's heartbeat loss (log-formats.md §8), the GSP heartbeat
+(docs/log-formats.md §10), the host driver's heartbeat loss (docs/log-formats.md §8), the GSP heartbeat
 timeout (ublue-os/bazzite#4449, for GPU6); the module loading line at <3> does not match.""")
 
 
@@ -950,7 +950,7 @@ write_case_rec(
     note="""
 The record lines of the command source's parsers (format: collectors/command/records.hpp),
 as CommandSource writes them for a device flipping to Warning/80818C00 and back (the ASD case
-of log-formats.md §7), npu-smi's Alarm fixture of log-formats.md §5 (one line per code), a
+of docs/log-formats.md §7), npu-smi's Alarm fixture of docs/log-formats.md §5 (one line per code), a
 status npu-smi may print that is not in the documented set, the table's Health column, and the
 DeviceInfoCfg ConfigMap. Constructed: the records are faultd's own format. Levels are
 NotHandleFault because the golden run loads no catalogue (with faultCode.json, 80818C00 is
@@ -987,11 +987,11 @@ write_case_rec(
     ],
     note="""
 The Ascend Device Plugin's Kubernetes fault events as `kubectl get events -n kube-system`
-prints them. Quoted: the Occur event of log-formats.md §6 (MindCluster common_operations.md).
+prints them. Quoted: the Occur event of docs/log-formats.md §6 (MindCluster common_operations.md).
 Constructed from it: the Recovery and Notice assertions (values from dcmi_interface_api.h and
-the plugin's constants.go, log-formats.md §6), a 0x-prefixed code, another card. The device is
+the plugin's constants.go, docs/log-formats.md §6), a 0x-prefixed code, another card. The device is
 cardID (the card npu-smi -i takes). Levels are NotHandleFault because the golden run loads no
-catalogue. Look-alikes: the plugin's switch-fault log line (quoted, log-formats.md §6, a log
+catalogue. Look-alikes: the plugin's switch-fault log line (quoted, docs/log-formats.md §6, a log
 prefix added), kubelet's unhealthy-device message (quoted, §6), another event with the phrase.""")
 
 write_case(
@@ -1009,7 +1009,7 @@ write_case(
              "get fault event, [device type: CPU]-[device id: 0]-[error code: 2C000003]"),
     ],
     note="""
-NodeD's log. Quoted: the NPU fault event of log-formats.md §6 (MindCluster fixture).
+NodeD's log. Quoted: the NPU fault event of docs/log-formats.md §6 (MindCluster fixture).
 Constructed from it: a second event with a 0x-prefixed code, the routine heartbeat INFO line
 (documented in §6 as not a fault; wording constructed) and an event of another device type
 (CPU), which must not match. Levels are NotHandleFault because the golden run loads no

@@ -15,7 +15,7 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-// log-formats.md §5: MindCluster fixture of `npu-smi info -t health`, TAB-indented, padded to
+// docs/log-formats.md §5: MindCluster fixture of `npu-smi info -t health`, TAB-indented, padded to
 // column 32, three codes, Error Information continued on lines separated by blank lines.
 const char kHealthAlarm[] =
     "\tHealth Status                  : Alarm\n"
@@ -28,13 +28,13 @@ const char kHealthAlarm[] =
     "\t                               : node type=adda, sensor type=Heartbeat Sensor, event "
     "state=Heartbeat Lost.\n";
 
-// A healthy device: OK / NA / NA (log-formats.md §5), space-padded this time.
+// A healthy device: OK / NA / NA (docs/log-formats.md §5), space-padded this time.
 const char kHealthOk[] =
     "        Health Status                  : OK\n"
     "        Error Code                     : NA\n"
     "        Error Information              : NA\n";
 
-// The ASD case as documented in prose (seed 004, log-formats.md §7): constructed in the tool's
+// The ASD case as documented in prose (seed 004, docs/log-formats.md §7): constructed in the tool's
 // layout.
 const char kHealthAsd[] =
     "\tHealth Status                  : Warning\r\n"
@@ -42,7 +42,7 @@ const char kHealthAsd[] =
     "\tError Information              : node type=SoC, sensor type=Check Sensor, event "
     "state=check fail\r\n";
 
-// log-formats.md §5: the table of the MindCluster collecting-logs doc (npu-smi 23.0.5).
+// docs/log-formats.md §5: the table of the MindCluster collecting-logs doc (npu-smi 23.0.5).
 const char kInfoPlain[] =
     "| NPU   Name                | Health        | Power(W)    Temp(C)           "
     "Hugepages-Usage(page)|\n"
@@ -221,7 +221,7 @@ TEST_CASE("npu_smi_info refuses output without the table or with a cut row pair"
 
 namespace {
 
-// log-formats.md §6: kube-system/mindx-dl-deviceinfo-<node>, key DeviceInfoCfg, fault lists as
+// docs/log-formats.md §6: kube-system/mindx-dl-deviceinfo-<node>, key DeviceInfoCfg, fault lists as
 // escaped JSON arrays. Constructed from the documented field names.
 std::string configmap(const std::string& fault_list) {
   std::string cfg =

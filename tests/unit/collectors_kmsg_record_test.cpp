@@ -43,7 +43,7 @@ TEST_CASE("parse_kmsg_record: headers, messages and what is not a record", "[col
   }
 }
 
-TEST_CASE("format_kmsg_line: the kmsg/pstore prefix of log-formats.md", "[collectors][kmsg]") {
+TEST_CASE("format_kmsg_line: the kmsg/pstore prefix of docs/log-formats.md", "[collectors][kmsg]") {
   KmsgRecord r;
   r.prio = 4;
   r.usec = 1126635824;

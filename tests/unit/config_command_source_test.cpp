@@ -29,7 +29,7 @@ Loaded load(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("command source config: the DESIGN.md example with its defaults") {
+TEST_CASE("command source config: the docs/design.md example with its defaults") {
   const auto l = load(
       R"({ name: npu-health, type: command, argv: [npu-smi, info, -t, health, -i, "{device}"],
            devices: "0-7", interval: 10s, timeout: 5s, parser: npu_smi_health })");

@@ -28,7 +28,7 @@ std::shared_ptr<const RuleSet> shipped() {
   return set;
 }
 
-// ~`bytes` of plog/device-log lines (the shapes of log-formats.md §2, numbers varied), with the
+// ~`bytes` of plog/device-log lines (docs/log-formats.md §2 shapes, numbers varied), with the
 // SilentCheckV3 L1 error every `fault_every` lines.
 std::string plog_text(size_t bytes, size_t fault_every, size_t& faults) {
   static const char* const kLines[] = {

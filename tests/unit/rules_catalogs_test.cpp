@@ -45,7 +45,7 @@ TEST_CASE("faultCode.json: known codes get the level the real catalogue gives th
   REQUIRE(errors.empty());
   CHECK(levels.resolve("80818C00") == FaultLevel::SeparateNPU);
   CHECK(levels.resolve("80818C06") == FaultLevel::SubHealthFault);
-  CHECK(levels.resolve("8C084E00") == FaultLevel::FreeRestartNPU);  // log-formats.md §5
+  CHECK(levels.resolve("8C084E00") == FaultLevel::FreeRestartNPU);  // docs/log-formats.md §5
   CHECK(levels.resolve("40F84E00") == FaultLevel::RestartNPU);
   CHECK(levels.resolve("81078603") == FaultLevel::NotHandleFault);
   CHECK(levels.resolve("FFFFFFFF") == levels.default_level);
@@ -219,7 +219,7 @@ TEST_CASE("kg-config.json: real entries match real-looking lines, not their look
   };
   using Strings = std::vector<std::string>;
 
-  // log-formats.md §7: the device-OS event of 0x80818C00, and its look-alikes.
+  // docs/log-formats.md §7: the device-OS event of 0x80818C00, and its look-alikes.
   const auto found =
       testing::scan(*set,
                     "[EVENT] TDT(4717,tsdaemon):2023-10-31-16:41:39.406.087 [tsdaemon.cpp:1811]"
@@ -240,14 +240,14 @@ TEST_CASE("kg-config.json: real entries match real-looking lines, not their look
         Strings{"faultdiag.0x80818c00"});
   CHECK(rules_on("device-os", "Node Type=0x40; Sensor Type=0xc6; event_state=1)").empty());
 
-  // log-formats.md §8: the driver's heartbeat loss in the OS log.
+  // docs/log-formats.md §8: the driver's heartbeat loss in the OS log.
   CHECK(rules_on("os",
                  "[ascend] [ERROR] [drv_soft_fault] [heart_beat_judge 318] <kworker/5:1H:39365> "
                  "Heartbeat lost! (device=1; old_count=1104; new_count=1104)") ==
         Strings{"faultdiag.0x40f84e00"});
   CHECK(rules_on("os", "[ascend] [INFO] [drv_soft_fault] Heartbeat lost! (device=1;").empty());
 
-  // log-formats.md §2: the newer RUNTIME halMemAlloc failure in a host plog.
+  // docs/log-formats.md §2: the newer RUNTIME halMemAlloc failure in a host plog.
   const auto hal = rules_on(
       "plog",
       "[ERROR] RUNTIME(10972,python):2023-09-23-05:41:40.256.365 [npu_driver.cc:1100]49835 "
@@ -256,7 +256,7 @@ TEST_CASE("kg-config.json: real entries match real-looking lines, not their look
   CHECK(std::find(hal.begin(), hal.end(), "faultdiag.aisw_cann_runtime_054") != hal.end());
   CHECK(rules_on("plog", "[INFO] RUNTIME(1,python): halMemAlloc succeeded").empty());
 
-  // log-formats.md §8: HCCL notify timeout in a training log (EI0002 with its text).
+  // docs/log-formats.md §8: HCCL notify timeout in a training log (EI0002 with its text).
   const auto notify = rules_on(
       "training",
       "EI0002: [PID: 2969] 2025-10-11-15:09:34.713.335 The wait execution of the Notify register "

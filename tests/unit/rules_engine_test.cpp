@@ -20,7 +20,7 @@ TEST_CASE("line_level: the first [WORD] at the start of the line", "[rules][engi
   CHECK(line_level("[WARNING] DEBUG(2950752,fffee7e591e0,python):...") == "WARNING");
   CHECK(line_level(" \t[EVENT] TDT(4717,tsdaemon)") == "EVENT");
   CHECK(line_level("[ERROR]") == "ERROR");
-  // Launcher prefixes (log-formats.md §4) are skipped, several of them too.
+  // Launcher prefixes (docs/log-formats.md §4) are skipped, several of them too.
   CHECK(line_level("(train pid=8464) [ERROR] x") == "ERROR");
   CHECK(line_level("(pid=1) [WARNING] x") == "WARNING");
   CHECK(line_level("(EngineCore_DP0 pid=1228) [ERROR] x") == "ERROR");
@@ -103,7 +103,7 @@ TEST_CASE("engine: a regex must match, and its named groups become fields", "[ru
   CHECK(s.stats.findings == 1);
 }
 
-TEST_CASE("engine: the device follows log-formats.md 11: tuple, path field, capture",
+TEST_CASE("engine: the device follows docs/log-formats.md 11: tuple, path field, capture",
           "[rules][engine]") {
   const auto set = build(R"(rules:
   - id: r

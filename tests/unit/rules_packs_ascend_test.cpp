@@ -97,7 +97,7 @@ TEST_CASE("ascend pack: each rule's line gives one finding behind every launcher
       {"[Heartbeat]cqe err status[12], device_id=2, remote ip[192.168.1.20]",
        "ascend.network.rdma-cqe-error", "2"},
   };
-  // log-formats.md §4: Ray, torchrun / LLaMA-Factory, vLLM engine and worker, grep output.
+  // docs/log-formats.md §4: Ray, torchrun / LLaMA-Factory, vLLM engine and worker, grep output.
   const std::vector<std::string> prefixes = {
       "",
       "(train pid=8464) ",
@@ -129,7 +129,7 @@ TEST_CASE("ascend pack: the detail text fires, the bare error code does not", "[
         "EZ9999: 2024-05-17-18:46:14.721.067  Op Equal does not has any binary.",
         "[ERROR] RUNTIME(539029,python3):2024-03-25-11:22:02.462.315 [stream.cc:1512]539029 "
         "GetError:[INIT][DEFAULT]report error module_type=5, module_name=EZ9999",
-        // a halMemAlloc failure that is not an out-of-memory (log-formats.md §2)
+        // a halMemAlloc failure that is not an out-of-memory (docs/log-formats.md §2)
         "[ERROR] RUNTIME(10972,python):2023-09-23-05:41:40.256.365 [npu_driver.cc:1100]49835 "
         "DevMemAllocHugePageManaged:[INIT][DEFAULT][drv api] halMemAlloc "
         "failed:size=2097152(Byte), "

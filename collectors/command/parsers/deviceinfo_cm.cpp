@@ -1,5 +1,5 @@
-// The Ascend Device Plugin's DeviceInfoCfg ConfigMap; format in the header and shared
-// log-formats §6.
+// The Ascend Device Plugin's DeviceInfoCfg ConfigMap; format in the header and in
+// docs/log-formats.md §6.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>

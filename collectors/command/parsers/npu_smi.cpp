@@ -1,4 +1,4 @@
-// npu-smi output parsers; formats in shared log-formats §5 and the header.
+// npu-smi output parsers; formats in docs/log-formats.md §5 and the header.
 #include <algorithm>
 
 #include "collectors/command/parsers/parsers.hpp"
