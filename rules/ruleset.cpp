@@ -193,6 +193,8 @@ std::unique_ptr<RE2> chunk_regex(const RE2& line_re) {
   return re->ok() ? std::move(re) : nullptr;
 }
 
+constexpr std::string_view kContextTrigger = "(PID:";
+
 View make_view(const std::vector<CompiledRule>& rules, const std::vector<uint32_t>& members) {
   View view;
   view.rules = members;
@@ -207,6 +209,9 @@ View make_view(const std::vector<CompiledRule>& rules, const std::vector<uint32_
       if (list.empty() || list.back() != pos) list.push_back(pos);
     }
   }
+  // Lines that teach the context which device a process uses (the torch_npu tuple before a CANN
+  // error block that names only the process) are candidates even when no rule wants them.
+  if (!members.empty()) by_literal.try_emplace(std::string(kContextTrigger));
   std::vector<std::string> literals;
   for (auto& [literal, positions] : by_literal) {
     literals.push_back(literal);
@@ -316,13 +321,17 @@ class Scanner {
       ++stats_.candidate_lines;
       selected.assign(view_.untriggered.begin(), view_.untriggered.end());
       for (; hit != hits.end() && hit->first == start; ++hit) selected.push_back(hit->second);
-      if (next != starts.end() && *next == start) {
+      const bool triggered = next != starts.end() && *next == start;
+      if (triggered) {
         add_triggered(start, end, selected);
         ++next;
       } else {
         sort_unique(selected);
       }
-      if (!selected.empty()) evaluate_line(start, end, number_of_line_at(start), selected);
+      // A trigger with no rule selected is the context trigger: the line only teaches.
+      if (!selected.empty() || triggered) {
+        evaluate_line(start, end, number_of_line_at(start), selected);
+      }
       return end + 1;
     };
     if (!view_.untriggered.empty()) {

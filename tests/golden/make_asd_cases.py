@@ -126,7 +126,7 @@ write_case("asd-plog-feature-abnormal", "plog",
                (b"  [ERROR] RUNTIME(160186,python):2025-02-25-18:41:00.000.001 [task_info.cc:120]163618 " + FA + b", device_id=12345678901234567890123456789012345678901234567890123456789012345",
                 [("feature-abnormal", "", SEP, "80818C00")]),
                (b"[ERROR] AICPU(26533,aicpu_scheduler):2025-02-25-18:41:01.176.403 [silent_check_v3.cc:250][ComputeL1Error][tid:26552]SilentCheckV3 ComputeL1Error:val = [nan], " + FA + b", device_id=1",
-                [("feature-abnormal", "1", SEP, "80818C00"), ("silent-check-l1", "", SEP, "80818C00")]),
+                [("feature-abnormal", "1", SEP, "80818C00"), ("silent-check-l1", "1", SEP, "80818C00")]),
            ], rng),
            note="""
 Host plog (no path fields): the ERROR "accuracy sensitivity feature abnormal" (constructed

@@ -146,8 +146,9 @@ write_case("ascend-aicore-error", "training", "/var/log/training/job-7/rank-0.lo
         ("[Error]: The aicore execution times out.", [(AIC, "", RBUS, "")]),
         ("EZ9999: Kernel task happen error, retCode=0x25, [aicore timeout]", [(AIC, "", RBUS, "")]),
         ("[ERROR] 2026-07-07-07:20:43 (PID:163686, Device:1, RankID:-1) ERR00100 PTA call acl api failed.", []),
+        # the CANN block names only the process; the tuple line above named its device
         ("EZ9999[PID: 163686] 2026-07-07-07:20:43.817.613 (EZ9999):  Kernel task happen error, retCode=0x25, [aicore timeout].[FUNC:PreCheckTaskErr][FILE:davinci_kernel_task.cc][LINE:1493]",
-         [(AIC, "", RBUS, "")]),
+         [(AIC, "1", RBUS, "")]),
         ("       rtMemcpyAsync execution failed, reason=aicore timeout[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:61]",
          [(AIC, "", RBUS, "")]),
         ("        AICORE Kernel task happen error, retCode=0x25.[FUNC:GetError][FILE:stream.cc][LINE:1191]",
@@ -269,11 +270,11 @@ write_case("ascend-hccl-timeouts", "training", "/var/log/training/job-9/rank-8.l
         none("(train pid=8464) [Error]: The execution of the internal task times out. "),
         none("(train pid=8464)         Rectify the fault based on the error information in the ascend log."),
         ("(train pid=8464) EI0002: [PID: 13075] 2025-06-25-10:45:23.586.187 The wait execution of the Notify register times out. Reason: The Notify register has not received the Notify record from remote rank: [unknown]. base information: [streamID:[1], taskID[8318285], tag[AllReduce_group_name_710], A...",
-         [(NT, "", RBUS, "")]),
+         [(NT, "0", RBUS, "")]),  # context: the tuple line above named the process's device
         # vllm-project/vllm-ascend#3413
         none("[ERROR] 2025-10-11-15:09:34 (PID:2969, Device:0, RankID:101) ERR00100 PTA call acl api failed."),
         ("EI0002: [PID: 2969] 2025-10-11-15:09:34.713.335 The wait execution of the Notify register times out. Reason: The Notify register has not received the Notify record from remote rank: [24]. base information: [streamID:[109], taskID[38], taskType[Notify Wait], tag[AllReduce_group_name_1654NHRAllReduceComm_device], AlgType(level 0-1-2):[ring-NHR-NHR].]. task information: [notify id:[0x0000000000000213], stage:[0], remote rank:[24]]. group information: [group:[group_name_1654], user define information[Unspecified], rankSize[32], rankId[25 24]]",
-         [(NT, "", RBUS, "")]),
+         [(NT, "0", RBUS, "")]),  # context: the tuple line above named the process's device
         none("        Possible Cause: 1. An exception occurs during the execution on some NPUs in the cluster. As a result, collective communication operation failed.2. The execution speed on some NPU in the cluster is too slow to complete a communication operation within the timeout interval. (default 1800s, You can set the interval by using HCCL_EXEC_TIMEOUT.)3. The number of training samples of each NPU is inconsistent.4. Packet loss or other connectivity problems occur on the communication link."),
         # InternLM/lmdeploy#3354
         ("        synchronize stream failed, runtime result = 507048[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
@@ -288,7 +289,7 @@ write_case("ascend-hccl-timeouts", "training", "/var/log/training/job-9/rank-8.l
         # vllm-project/vllm-ascend#2800 (vLLM worker prefix)
         none("(VllmWorker TP1 pid=961) ERROR 09-07 01:11:09 [multiproc_executor.py:596] [ERROR] 2025-09-07-01:11:09 (PID:961, Device:1, RankID:-1) ERR00100 PTA call acl api failed"),
         ("(VllmWorker TP1 pid=961) ERROR 09-07 01:11:09 [multiproc_executor.py:596] EH9999: [PID: 961] 2025-09-07-01:11:09.333.567 synchronize stream failed, runtime result = 507048[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
-         [(TT, "", RBUS, "")]),
+         [(TT, "1", RBUS, "")]),  # context: the tuple line above named the process's device
         # EI0006: MindSpore "Ascend Error Message" block (public training log), and the newer
         # "Communication_Error_Get_Socket" wording (public benchmark notes)
         none("- Ascend Error Message:"),
@@ -335,16 +336,16 @@ write_case("ascend-stream-sync-timeout", "plog",
         none("[ERROR] RUNTIME(14163,python3):2025-12-13 12:15:25.025.562 [stream.cc:1465]14595 SynchronizeImpl:failed, stream_id=103, error=0x7030010"),
         none("[ERROR] RUNTIME(14163,python3):2025-12-13 12:15:25.080.727 [api_error.cc:960]14595 RtStreamSynchronizeWithTimeout:Failed, stream_id=103, timeout=10000ms."),
         ("[ERROR] RUNTIME(14163,python3):2025-12-13 12:15:25.080.730 [api_error.cc:1783]14595 stream_sync_error:StreamSyncError: code=507046, des=[stream sync timeout], InnerCode=0x7030010",
-         [(SS, "", RBUS, "")]),
+         [(SS, "11", RBUS, "")]),  # context: process 14163 named device_id=11
         ("[ERROR] RUNTIME(14163,python3):2025-12-13 12:15:25.080.727 [error_message_manage.cc:511]14595 FuncErrorReason:report error module name=EE1002",
-         [(SS, "", RBUS, "")]),
+         [(SS, "11", RBUS, "")]),  # context: process 14163 named device_id=11
         ("[ERROR] RUNTIME(14163,python3):2025-12-13 12:15:25.080.730 [error_message_manage.cc:511]14595 FuncErrorReason:RtStreamSynchronizeWithTimeout execute failed, reason=[stream sync timeout] (507046)",
-         [(SS, "", RBUS, "")]),
+         [(SS, "11", RBUS, "")]),  # context: process 14163 named device_id=11
         # a torch_npu job log quoted in a public repository (found by code search)
         none("[rank7]: [ERROR] 2025-03-08-16:21:40 (PID:524, Device:7, RankID:7) ERR00100 PTA call acl api failed"),
         none("[rank7]: [Error]: In the specified timeout waiting event, all tasks in the specified stream are not completed. "),
         ("[rank7]: EE1002: [PID: 524] 2025-03-08-16:21:40.515.589 Stream synchronize timeout. rtDeviceSynchronize execute failed, reason=[stream sync timeout]",
-         [(SS, "", RBUS, "")]),
+         [(SS, "7", RBUS, "")]),  # context: the tuple line named process 524's device
         none("[rank7]:         Possible Cause: 1. The timeout interval may be improperly set."),
         # composed: docs/log-formats.md §4's older form without "[PID: n]", with the message above
         ("EE1002: 2024-09-26-16:06:40.565.510 Stream synchronize timeout. rtDeviceSynchronize execute failed, reason=[stream sync timeout]",
@@ -378,13 +379,14 @@ write_case("ascend-heartbeat-plog", "plog",
     "/root/ascend/log/debug/plog/plog-10972_20230923054139000.log", None,
     mix(PLOG_NOISE, 120, [
         # constructed from the runtime's format string "Device[%u] lost heartbeart."
-        ("[ERROR] RUNTIME(10972,python):2023-09-23-05:41:45.001.001 [device_error_proc.cc:1200]49835 TaskWait:Device[3] lost heartbeart.",
+        ("[ERROR] RUNTIME(10973,python):2023-09-23-05:41:45.001.001 [device_error_proc.cc:1200]49835 TaskWait:Device[3] lost heartbeart.",
          [(HB, "3", RNPU, "")]),
-        # constructed from the keyword of Huawei's CANN troubleshooting guide
-        ("[ERROR] RUNTIME(10972,python):2023-09-23-05:41:46.001.001 [engine.cc:1500]49835 ReportHeartBreakProc:Device lost heartbeat.",
-         [(HB, "", RNPU, "")]),
-        ("[ERROR] RUNTIME(10972,python):2023-09-23-05:41:47.001.001 [engine.cc:1500]49835 ReportHeartBreakProc:Device lost heartbeart",
-         [(HB, "", RNPU, "")]),
+        # constructed from the keyword of Huawei's CANN troubleshooting guide; the device comes
+        # from the context: the same process (10973) named Device[3] above
+        ("[ERROR] RUNTIME(10973,python):2023-09-23-05:41:46.001.001 [engine.cc:1500]49835 ReportHeartBreakProc:Device lost heartbeat.",
+         [(HB, "3", RNPU, "")]),
+        ("[ERROR] RUNTIME(10973,python):2023-09-23-05:41:47.001.001 [engine.cc:1500]49835 ReportHeartBreakProc:Device lost heartbeart",
+         [(HB, "3", RNPU, "")]),
         # look-alikes
         none("[INFO]     2999/10/01 03:31:28.462040 305     hwmonitor/heartbeat.go:88    send heartbeat: node1, heartbeat interval: 5"),
         none("2025-03-01 10:00:00 ERROR ray: Executor lost heartbeat, marking worker dead"),
@@ -396,7 +398,8 @@ The runtime's view of a device heartbeat loss in a host plog (no path fields).
 Constructed (no real plog line was found): "Device[3] lost heartbeart." from the CANN runtime's
 format string (the device in brackets; "heartbeart" is its spelling), and "Device lost
 heartbeat" / "Device lost heartbeart", the keywords of Huawei's CANN troubleshooting guide and
-kg-config.json AISW_CANN_Runtime_055.
+kg-config.json AISW_CANN_Runtime_055, all three from one process (10973, which no noise line
+uses): the last two name no device and take device 3 from the first (the context).
 Look-alikes: NodeD's routine "send heartbeat" INFO line (docs/log-formats.md §6), another
 program's "lost heartbeat", and an EI0002 line with "Heartbeat Lost Occurred" (a collective
 timeout: ascend.hccl.notify-timeout's finding, not a heartbeat one; the deviceId there is the
