@@ -4,7 +4,8 @@ device-OS event line matched by a kg-config.json entry is journaled with the ent
 and suggestion, which `faultctl events` shows (table and JSON) and `--replay` prints; the
 finding is a diagnosis, recorded without changing the device's state; the multi-line entry
 matches a pair of lines that arrive in separate reads; `--check-config` reports
-how many entries became rules and why the others were skipped."""
+how many entries became rules and why the others were skipped. The catalogues are read from the
+shared directory beside the project; without it the test is skipped, saying so."""
 import os
 import subprocess
 
@@ -17,13 +18,14 @@ NOISE = ("[INFO] TDT(4717,tsdaemon):2023-10-31-16:41:39.406.087 [tsdaemon.cpp:18
          "[RunSpecialProcess][tid:4717] heartbeat ok\n")
 
 
+@harness.needs_mindcluster
 def test_faultdiag_annotations(args, check, work):
     logs = os.path.join(work, "logs")
     dev_dir = os.path.join(logs, "dev-os-2", "debug", "device-os")
     os.makedirs(dev_dir)
     dev_log = os.path.join(dev_dir, "device-os_20231031164139951.log")
     open(dev_log, "w").close()
-    data = os.path.join(args.source_dir, "tests", "data", "mindcluster")
+    data = harness.mindcluster_dir(args.source_dir)
     port = free_port()
     config = f"""
 node: e2e-node

@@ -5,7 +5,9 @@
   Warning/80818C00 (SeparateNPU: isolated) and back: it stays isolated;
 - escalation with the real MindCluster catalogues: 80C98000 (RestartRequestCodes, record only)
   occurring twice within its FaultFrequency window (Times 2) becomes ManuallySeparateNPU and
-  runs the isolate hook; the catalogue gives findings their level;
+  runs the isolate hook; the catalogue gives findings their level (these two read the
+  catalogues from the shared directory beside the project and are skipped, saying so, without
+  it);
 - diagnosis verdicts: the diagnose hook (after: isolate) exiting 0 releases the device with the
   verdict in its history, 1 keeps it isolated and marked for repair, 2 records no verdict;
 - faultctl ack / history / incidents / budget, text and -o json, and their exit codes."""
@@ -23,7 +25,7 @@ EVENT = ("Warning   Occur   pod/ascend-device-plugin-daemonset-910-dlpmv   devic
 
 
 def catalogs(args):
-    data = os.path.join(os.path.abspath(args.source_dir), "tests", "data", "mindcluster")
+    data = harness.mindcluster_dir(args.source_dir)
     return ("catalogs:\n  mindcluster_fault_codes: %s/faultCode.json\n"
             "  mindcluster_customization: %s/faultCustomization.json\n" % (data, data))
 
@@ -38,6 +40,7 @@ def write_json(path, value):
     os.replace(path + ".tmp", path)
 
 
+@harness.needs_mindcluster
 def recovery_and_escalation(args, check, work):
     fake = os.path.join(os.path.abspath(args.source_dir), "tests", "sim", "fake-npu-smi")
     script = os.path.join(work, "npu-smi.json")

@@ -3,9 +3,9 @@
 // an operator (or a config-management tool) wrote; every problem must come back as an error
 // with its position, never as a crash or an exception out of the loader.
 //
-// The scratch directory holds copies of the shipped rule packs (rules.d/) and a catalogue
-// (faultCode.json) so the seeds, which include them by relative path, reach the rule and
-// catalogue code as well.
+// The scratch directory holds copies of the shipped rule packs (rules.d/) and a catalogue (the
+// demo's own code-to-level file, as faultCode.json) so the seeds, which include them by relative
+// path, reach the rule and catalogue code as well.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -25,7 +25,7 @@ void install_fixtures() {
     fs::copy_file(entry.path(), dir / "rules.d" / entry.path().filename(),
                   fs::copy_options::overwrite_existing);
   }
-  fs::copy_file(root / "etc/demo/faultCode.json", dir / "faultCode.json",
+  fs::copy_file(root / "etc/demo/fault-levels.json", dir / "faultCode.json",
                 fs::copy_options::overwrite_existing);
 }
 

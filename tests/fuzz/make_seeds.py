@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpora in corpus/<target>/ from the project's own material: the golden
 cases' logs (fuzz_scan), the shipped rule packs (fuzz_rules), the shipped and demo configs
-(fuzz_config), the demo MindCluster catalogue (fuzz_catalog), and Alertmanager payloads and
+(fuzz_config), the demo's code-to-level file (fuzz_catalog), and Alertmanager payloads and
 control requests as the tests send them. Re-run after adding golden cases or configs; inputs
 kept from fuzzing (crash-*, regress-*) are left alone. Seeds are named seed-*."""
 import glob
@@ -50,8 +50,8 @@ def rules_seeds():
 
 
 def config_seeds():
-    # The fuzz target puts the shipped packs in rules.d/ and a catalogue in faultCode.json
-    # beside the config it loads.
+    # The fuzz target puts the shipped packs in rules.d/ and a catalogue (the demo's
+    # fault-levels.json) in faultCode.json beside the config it loads.
     sources = [os.path.join(ROOT, "etc", "faultd", "faultd.yaml"),
                os.path.join(ROOT, "etc", "demo", "faultd.yaml")]
     for src in sources:
@@ -68,8 +68,9 @@ def config_seeds():
 
 
 def catalog_seeds():
-    with open(os.path.join(ROOT, "etc", "demo", "faultCode.json"), "rb") as f:
-        write("catalog", "demo-faultCode.json", f.read())
+    # The project's own files only: MindCluster's catalogue is not in the repository.
+    with open(os.path.join(ROOT, "etc", "demo", "fault-levels.json"), "rb") as f:
+        write("catalog", "demo-fault-levels.json", f.read())
     write("catalog", "small.json", json.dumps(
         {"NotHandleFaultCodes": ["80E18402"], "SeparateNPUCodes": ["80818C00", "0x80C98000"]}))
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "daemon/config/config.hpp"
+#include "tests/support/shared_data.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
@@ -231,12 +232,27 @@ TEST_CASE("the shipped default and demo configs are valid", "[config]") {
   INFO(demo_errors.to_string());
   REQUIRE(demo);
   CHECK(demo->rules->size() >= 8);
+
+  // The demo's own code-to-level file (etc/demo/fault-levels.json) gives the npu-smi rule,
+  // which sets no level, the level of the code device 6 reports.
+  Chunk c;
+  c.source = "npu-health";
+  c.path = "npu-smi";
+  c.data = "npu-smi health: device=6 chip=0 status=Warning code=80818C06\n";
+  c.end_offset = c.data.size();
+  c.end_line = 1;
+  std::vector<Finding> out;
+  demo->rules->scan(c, TimePoint{}, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].code == "80818C06");
+  CHECK(out[0].level == FaultLevel::SubHealthFault);
 }
 
 TEST_CASE("catalogs: customization and FaultDiag knowledge are loaded from the config",
           "[config]") {
+  SKIP_WITHOUT_MINDCLUSTER();
   TempDir dir;
-  const std::string data = std::string(FAULTD_SOURCE_DIR) + "/tests/data/mindcluster/";
+  const std::string data = faultd::testing::mindcluster_dir().string() + "/";
   std::string errors;
   auto cfg = load(dir,
                   R"(include: []
@@ -261,7 +277,12 @@ catalogs:
   CHECK(cfg->rules->size() > 650);
   CHECK_THAT(cfg->faultdiag_summary, Catch::Contains("1050 entries: "));
   CHECK_THAT(cfg->faultdiag_summary, Catch::Contains("log class not mapped to a source"));
+}
 
+TEST_CASE("catalogs: without the keys there is an empty customization, and bad ones are errors",
+          "[config]") {
+  TempDir dir;
+  std::string errors;
   // Without the keys there is an empty customization, never a null one.
   auto plain = load(dir, "include: []\n", errors);
   REQUIRE(plain);

@@ -1,23 +1,23 @@
-// The vendor catalogues read as-is: the real MindCluster files in tests/data/mindcluster/
-// (copied unchanged) give the levels, escalation data and FaultDiag rules they really hold,
-// and broken files give errors that name the file.
+// The vendor catalogues read as-is: the real MindCluster files, read from the shared directory
+// beside the project (tests/support/shared_data.hpp; those cases are skipped, saying so, when it is
+// absent), give the levels, escalation data and FaultDiag rules they really hold, and broken
+// files give errors that name the file.
 #include <catch2/catch.hpp>
 
 #include <set>
 
 #include "rules/catalogs/faultdiag.hpp"
 #include "rules/catalogs/mindcluster.hpp"
-#include "tests/support/temp_dir.hpp"
 #include "tests/support/rules_support.hpp"
+#include "tests/support/shared_data.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;
 
 namespace {
 
-std::string data(const std::string& name) {
-  return std::string(FAULTD_SOURCE_DIR) + "/tests/data/mindcluster/" + name;
-}
+std::string data(const std::string& name) { return testing::mindcluster_file(name); }
 
 FaultDiagOptions default_classes() {
   FaultDiagOptions options;
@@ -39,6 +39,7 @@ std::string annotation(const Finding& f, const std::string& name) {
 
 TEST_CASE("faultCode.json: known codes get the level the real catalogue gives them",
           "[rules][catalogs]") {
+  SKIP_WITHOUT_MINDCLUSTER();
   ErrorList errors;
   const CodeLevels levels = load_mindcluster_fault_codes(data("faultCode.json"), errors);
   INFO(errors.to_string());
@@ -54,6 +55,7 @@ TEST_CASE("faultCode.json: known codes get the level the real catalogue gives th
 
 TEST_CASE("faultCustomization.json: frequency, duration and grace entries as written",
           "[rules][catalogs]") {
+  SKIP_WITHOUT_MINDCLUSTER();
   ErrorList errors;
   const FaultCustomization c = load_fault_customization(data("faultCustomization.json"), errors);
   INFO(errors.to_string());
@@ -130,6 +132,7 @@ TEST_CASE("faultCustomization.json: every problem is reported with the file and 
 
 TEST_CASE("kg-config.json: all 1,050 entries are loaded or skipped with a reason",
           "[rules][catalogs]") {
+  SKIP_WITHOUT_MINDCLUSTER();
   FaultDiagOptions every_class;
   const std::string classes[] = {"NPU_OS",
                                  "CANN_Plog",
@@ -204,6 +207,7 @@ TEST_CASE("kg-config.json: all 1,050 entries are loaded or skipped with a reason
 
 TEST_CASE("kg-config.json: real entries match real-looking lines, not their look-alikes",
           "[rules][catalogs]") {
+  SKIP_WITHOUT_MINDCLUSTER();
   ErrorList errors;
   auto kg = load_faultdiag_knowledge(data("kg-config.json"), default_classes(), errors);
   REQUIRE(errors.empty());
@@ -269,6 +273,7 @@ TEST_CASE("kg-config.json: real entries match real-looking lines, not their look
 
 TEST_CASE("kg-config.json: the multi-line entry needs both lines within its window",
           "[rules][catalogs]") {
+  SKIP_WITHOUT_MINDCLUSTER();
   ErrorList errors;
   FaultDiagOptions options;
   options.source_classes = {{"PyMotor_vLLM_Log", {"vllm"}}};
