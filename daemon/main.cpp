@@ -21,6 +21,9 @@ void usage(std::ostream& out) {
          "       faultd --check-config [--config PATH]  validate config, rules and catalogues\n"
          "       faultd --replay [--config PATH] FILE...  run the rules over files, print "
          "findings\n"
+         "       faultd --replay [--config PATH] --parser NAME FILE...  the same over a "
+         "command's saved\n"
+         "         output (npu_smi_health, npu_smi_info, deviceinfo_cm, nvidia_smi)\n"
          "       faultd --version\n";
 }
 
@@ -40,7 +43,8 @@ int check_config(const std::string& path) {
   return 0;
 }
 
-int replay(const std::string& path, const std::vector<std::string>& files) {
+int replay(const std::string& path, const std::vector<std::string>& files,
+           const std::string& parser_name) {
   faultd::ErrorList errors;
   auto cfg = faultd::load_config(path, errors);
   if (!cfg) {
@@ -48,11 +52,25 @@ int replay(const std::string& path, const std::vector<std::string>& files) {
     return kExitConfig;
   }
   std::ios::sync_with_stdio(false);
-  auto sum = faultd::replay_files(*cfg, files, std::cout, std::cerr);
+  faultd::ReplaySummary sum;
+  if (parser_name.empty()) {
+    sum = faultd::replay_files(*cfg, files, std::cout, std::cerr);
+  } else {
+    // "nvidia_smi" is the bus-id query's parser under the name of its tool
+    const auto parser =
+        faultd::parse_command_parser(parser_name == "nvidia_smi" ? "nvidia_smi_bus" : parser_name);
+    if (!parser) {
+      std::cerr << "faultd: unknown parser '" << parser_name << "' (known: "
+                << faultd::command_parser_names() << ")\n";
+      return kExitUsage;
+    }
+    sum = faultd::replay_outputs(*cfg, *parser, files, std::cout, std::cerr);
+  }
   std::cout.flush();
   const double mb = static_cast<double>(sum.bytes) / 1e6;
   std::cerr << "replay: " << sum.files << " file(s), " << sum.bytes << " bytes, " << sum.lines
-            << " lines, " << sum.findings << " finding(s) in " << sum.seconds << " s ("
+            << " lines, " << sum.findings << " finding(s)"
+            << (sum.garbled > 0 ? ", " + std::to_string(sum.garbled) + " not parsed" : "") << " in " << sum.seconds << " s ("
             << (sum.seconds > 0 ? mb / sum.seconds : 0.0) << " MB/s)\n";
   return sum.unreadable > 0 ? 1 : 0;
 }
@@ -63,6 +81,7 @@ int main(int argc, char** argv) {
   std::string config = faultd::kDefaultConfigPath;
   enum class Mode { Run, Check, Replay } mode = Mode::Run;
   std::vector<std::string> files;
+  std::string parser;  // --replay --parser NAME: the files are a command's saved output
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--config" || arg == "-c") {
@@ -77,6 +96,8 @@ int main(int argc, char** argv) {
       mode = Mode::Check;
     } else if (arg == "--replay") {
       mode = Mode::Replay;
+    } else if (arg == "--parser" && mode == Mode::Replay && i + 1 < argc) {
+      parser = argv[++i];
     } else if (arg == "--version") {
       std::cout << "faultd " << FAULTD_VERSION << '\n';
       return 0;
@@ -99,7 +120,7 @@ int main(int argc, char** argv) {
         std::cerr << "faultd: --replay needs at least one file\n";
         return kExitUsage;
       }
-      return replay(config, files);
+      return replay(config, files, parser);
     case Mode::Run:
       break;
   }

@@ -131,7 +131,8 @@ void parse_match(const YAML::Node& match, RuleSpec& spec, const Ctx& ctx) {
 }
 
 void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
-  if (!yaml::check_map(fault, "fault", {"code", "level"}, ctx)) return;
+  if (!yaml::check_map(fault, "fault", {"code", "level", "default_level", "level_from"}, ctx)) return;
+  if (auto field = yaml::get_string(fault, "level_from", ctx)) spec.level_from = *field;
   if (auto code = yaml::get_string(fault, "code", ctx)) {
     std::string error;
     if (auto tmpl = rules::parse_template(*code, error)) {
@@ -147,15 +148,23 @@ void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
       ctx.error(fault["code"], "fault code: " + error);
     }
   }
-  if (auto level = yaml::get_string(fault, "level", ctx)) {
-    spec.fault_level = parse_fault_level(*level);
-    if (!spec.fault_level) {
+  auto level_at = [&](const char* key) -> std::optional<FaultLevel> {
+    const auto text = yaml::get_string(fault, key, ctx);
+    if (!text) return std::nullopt;
+    const auto level = parse_fault_level(*text);
+    if (!level) {
       std::string names;
       for (int i = 0; i < kFaultLevelCount; ++i) {
         names += (i ? ", " : "") + std::string(to_string(static_cast<FaultLevel>(i)));
       }
-      ctx.error(fault["level"], "unknown fault level '" + *level + "' (known: " + names + ")");
+      ctx.error(fault[key], "unknown fault level '" + *text + "' (known: " + names + ")");
     }
+    return level;
+  };
+  spec.fault_level = level_at("level");
+  spec.default_level = level_at("default_level");
+  if (spec.fault_level && spec.default_level) {
+    ctx.error(fault["default_level"], "fault: give `level` or `default_level`, not both");
   }
 }
 

@@ -75,6 +75,12 @@ struct RuleSpec {
   std::string code;                 // template; may be literal ("80818C00") or "{code}"
                                     // (a literal is stored normalized: upper case, no 0x)
   std::optional<FaultLevel> fault_level;
+  // `fault: {default_level: L}`: the catalogue's level for the code when it knows the code,
+  // else L (an explicit vendor fault report is never left unmarked for want of a catalogue).
+  std::optional<FaultLevel> default_level;
+  // `fault: {level_from: FIELD}`: the level the event names itself (a Device Plugin event's
+  // faultLevelName, a ConfigMap's fault_level) wins when it is a known level; else as above.
+  std::string level_from;
   // `mode: shadow`: findings are journaled and counted, but change no device and start nothing
   // (to try a new rule on a live fleet).
   bool shadow = false;
@@ -103,6 +109,7 @@ struct CodeLevels {
   std::map<std::string, FaultLevel> levels;
   FaultLevel default_level = FaultLevel::NotHandleFault;
   FaultLevel resolve(const std::string& code) const;
+  bool knows(const std::string& code) const { return levels.count(code) != 0; }
 };
 
 struct ScanStats {

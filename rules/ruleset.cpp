@@ -250,6 +250,8 @@ std::string canonical_form(const std::vector<CompiledRule>& rules) {
     put(out, "device", s->device);
     put(out, "code", s->code);
     put(out, "fault_level", s->fault_level ? to_string(*s->fault_level) : "");
+    if (!s->level_from.empty()) put(out, "level_from", s->level_from);
+    if (s->default_level) put(out, "default_level", to_string(*s->default_level));
     if (s->shadow) put(out, "mode", "shadow");
     if (s->detect) put(out, "detect", s->detect->canonical());
     // Later keys are written only when used, so rule sets without them keep their hash.
@@ -560,6 +562,20 @@ class Scanner {
     return device_of_pid(line_number);
   }
 
+  // The finding's level: see RuleSpec::level_from.
+  template <typename Lookup>
+  FaultLevel level_of(const RuleSpec& spec, const std::string& code, Lookup& lookup) const {
+    if (!spec.level_from.empty()) {
+      if (const auto named = lookup(spec.level_from)) {
+        if (const auto level = parse_fault_level(*named)) return *level;
+      }
+    }
+    if (spec.default_level) {
+      return set_.levels.knows(code) ? set_.levels.resolve(code) : *spec.default_level;
+    }
+    return spec.fault_level ? *spec.fault_level : set_.levels.resolve(code);
+  }
+
   void emit(const CompiledRule& rule, std::string_view line, std::string_view message,
             size_t start, uint64_t line_number) {
     const char* device_from = nullptr;
@@ -587,7 +603,7 @@ class Scanner {
         f.code.clear();
       }
     }
-    f.level = rule.spec.fault_level ? *rule.spec.fault_level : set_.levels.resolve(f.code);
+    f.level = level_of(rule.spec, f.code, lookup);
     f.file = std::string(chunk_.path);
     f.line = line_number;
     f.offset = chunk_.start_offset + start;

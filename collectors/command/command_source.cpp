@@ -329,48 +329,28 @@ struct CommandSource::Impl {
       next_cycle = now;
       return true;
     }
-    std::vector<DeviceHealth> observed;
-    std::vector<std::string> lines;
-    switch (config.parser) {
-      case CommandParser::NpuSmiHealth: {
-        auto health = command_parsers::parse_npu_smi_health(run.output, error);
-        if (!health) break;
-        health->device = run.device.empty() ? flag_value(run.argv, "-i") : run.device;
-        health->chip = flag_value(run.argv, "-c");
-        observed.push_back(std::move(*health));
-        break;
-      }
-      case CommandParser::NpuSmiInfo: {
-        auto table = command_parsers::parse_npu_smi_info(run.output, error);
-        if (table) observed = std::move(*table);
-        break;
-      }
-      case CommandParser::DeviceInfoCm: {
-        auto list = command_parsers::parse_deviceinfo_cm(run.output, error);
-        if (list) observed = std::move(*list);
-        break;
-      }
-      case CommandParser::NvidiaSmiBus: {
-        auto map = command_parsers::parse_nvidia_smi_bus(run.output, error);
-        if (!map) break;
-        if (*map != gpu_map) {
-          for (const auto& gpu : *map) lines.push_back(format_gpu_record(gpu));
-          if (emit(run, now, lines, sink)) gpu_map = std::move(*map);
-        }
-        return false;
-      }
-    }
-    if (!error.empty()) {
+    const std::string device = run.device.empty() ? flag_value(run.argv, "-i") : run.device;
+    auto observation = observe(config.parser, run.output, device, flag_value(run.argv, "-c"), error);
+    if (!observation) {
       stats.count_error(SourceErrorKind::Parse);
       return false;
     }
+    if (config.parser == CommandParser::NvidiaSmiBus) {
+      if (observation->gpus != gpu_map) {
+        std::vector<std::string> lines;
+        for (const auto& gpu : observation->gpus) lines.push_back(format_gpu_record(gpu));
+        if (emit(run, now, lines, sink)) gpu_map = std::move(observation->gpus);
+      }
+      return false;
+    }
+    std::vector<DeviceHealth> observed = std::move(observation->health);
     std::erase_if(observed, [this](const DeviceHealth& h) {
       const bool refused = (!h.device.empty() && !is_valid_device_id(h.device)) ||
                            (!h.chip.empty() && !is_valid_device_id(h.chip));
       if (refused) stats.count_error(SourceErrorKind::Device);
       return refused;
     });
-    lines = tracker.diff(observed);
+    const std::vector<std::string> lines = tracker.diff(observed);
     if (lines.empty() || emit(run, now, lines, sink)) tracker.commit(observed);
     return false;
   }

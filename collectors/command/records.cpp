@@ -158,4 +158,39 @@ void HealthTracker::commit(const std::vector<DeviceHealth>& observed) {
   for (const DeviceHealth& h : observed) seen_[{h.device, h.chip}] = Seen{h.status, h.codes};
 }
 
+std::optional<Observation> observe(CommandParser parser, std::string_view output,
+                                   std::string_view device, std::string_view chip,
+                                   std::string& error) {
+  Observation o;
+  switch (parser) {
+    case CommandParser::NpuSmiHealth: {
+      auto health = command_parsers::parse_npu_smi_health(output, error);
+      if (!health) return std::nullopt;
+      health->device = std::string(device);
+      health->chip = std::string(chip);
+      o.health.push_back(std::move(*health));
+      break;
+    }
+    case CommandParser::NpuSmiInfo: {
+      auto table = command_parsers::parse_npu_smi_info(output, error);
+      if (!table) return std::nullopt;
+      o.health = std::move(*table);
+      break;
+    }
+    case CommandParser::DeviceInfoCm: {
+      auto list = command_parsers::parse_deviceinfo_cm(output, error);
+      if (!list) return std::nullopt;
+      o.health = std::move(*list);
+      break;
+    }
+    case CommandParser::NvidiaSmiBus: {
+      auto map = command_parsers::parse_nvidia_smi_bus(output, error);
+      if (!map) return std::nullopt;
+      o.gpus = std::move(*map);
+      break;
+    }
+  }
+  return o;
+}
+
 }  // namespace faultd

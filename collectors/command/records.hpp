@@ -51,6 +51,18 @@ std::string format_recovery_record(std::string_view prefix, std::string_view dev
                                    std::string_view chip);
 std::string format_gpu_record(const command_parsers::GpuBus& gpu);
 
+// What one run of `parser`'s command printed, parsed: the devices' health (npu-smi, the
+// ConfigMap) or the GPU bus map (nvidia-smi). `device`/`chip` name the device of a health
+// report, whose output names none (`npu-smi info -t health -i N -c C`). Nothing, with `error`
+// set, when the output cannot be parsed.
+struct Observation {
+  std::vector<command_parsers::DeviceHealth> health;
+  std::vector<command_parsers::GpuBus> gpus;
+};
+std::optional<Observation> observe(CommandParser parser, std::string_view output,
+                                   std::string_view device, std::string_view chip,
+                                   std::string& error);
+
 class HealthTracker {
  public:
   explicit HealthTracker(std::string prefix) : prefix_(std::move(prefix)) {}

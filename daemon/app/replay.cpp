@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 
 #include "collectors/file/file_source.hpp"  // glob_match
@@ -102,6 +103,36 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
   return true;
 }
 
+// The command line a saved output starts with, if it does ("$ npu-smi info -t health -i 0 -c 0"),
+// with the device and chip its flags name.
+struct CommandLine {
+  size_t length = 0;  // bytes of the line, newline included; 0 when there is none
+  std::string device;
+  std::string chip;
+};
+
+CommandLine leading_command(std::string_view output) {
+  CommandLine c;
+  const size_t nl = output.find('\n');
+  const std::string_view line = output.substr(0, nl);
+  const bool command = line.find("npu-smi ") != std::string_view::npos ||
+                       line.find("nvidia-smi") != std::string_view::npos ||
+                       line.find("kubectl ") != std::string_view::npos;
+  if (!command || line.find(':') != std::string_view::npos) return c;  // output, not a command
+  c.length = nl == std::string_view::npos ? output.size() : nl + 1;
+  std::vector<std::string_view> words;
+  for (size_t at = 0; at < line.size();) {
+    const size_t end = std::min(line.find_first_of(" \t", at), line.size());
+    if (end > at) words.push_back(line.substr(at, end - at));
+    at = end + 1;
+  }
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] == "-i") c.device = std::string(words[i + 1]);
+    if (words[i] == "-c") c.chip = std::string(words[i + 1]);
+  }
+  return c;
+}
+
 }  // namespace
 
 ReplaySummary replay_files(const Config& config, const std::vector<std::string>& files,
@@ -115,6 +146,70 @@ ReplaySummary replay_files(const Config& config, const std::vector<std::string>&
       ok = replay_one(config, path, route, sum, out, err) && ok;
     }
     if (!ok) ++sum.unreadable;
+  }
+  sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return sum;
+}
+
+ReplaySummary replay_outputs(const Config& config, CommandParser parser,
+                             const std::vector<std::string>& files, std::ostream& out,
+                             std::ostream& err) {
+  constexpr size_t kMaxOutputBytes = size_t{16} << 20;  // far above any real command's output
+  ReplaySummary sum;
+  const auto start = std::chrono::steady_clock::now();
+  Matcher matcher;
+  matcher.configure(config.rules);
+  const std::string source = "replay-" + std::string(to_string(parser));
+  for (const auto& path : files) {
+    ++sum.files;
+    std::ifstream in(path, std::ios::binary);
+    std::string output(kMaxOutputBytes + 1, '\0');
+    in.read(output.data(), static_cast<std::streamsize>(output.size()));
+    output.resize(static_cast<size_t>(in.gcount()));
+    if (in.bad() || (!in.eof() && !in)) {
+      err << "faultd: " << path << ": cannot read\n";
+      ++sum.unreadable;
+      continue;
+    }
+    if (output.size() > kMaxOutputBytes) {
+      err << "faultd: " << path << ": more than " << kMaxOutputBytes << " bytes: not a command's output\n";
+      ++sum.unreadable;
+      continue;
+    }
+    sum.bytes += output.size();
+    // A capture often starts with the command that printed it: its -i/-c name the device.
+    const CommandLine command = leading_command(output);
+    std::string error;
+    const auto observation =
+        observe(parser, std::string_view(output).substr(command.length), command.device,
+                command.chip, error);
+    if (!observation) {
+      // Not the parser's output (or cut off): said, and no finding, like a failed poll.
+      err << "faultd: " << path << ": not " << to_string(parser) << " output: " << error << '\n';
+      ++sum.garbled;
+      continue;
+    }
+    std::vector<std::string> lines;
+    for (const auto& gpu : observation->gpus) lines.push_back(format_gpu_record(gpu));
+    for (const auto& line : HealthTracker(std::string(record_prefix(parser))).diff(observation->health)) {
+      lines.push_back(line);
+    }
+    std::string data;
+    for (const auto& line : lines) data += line + '\n';
+    Chunk c;
+    c.source = source;
+    c.path = path;
+    c.end_offset = data.size();
+    c.first_line = 1;
+    c.end_line = lines.size();
+    c.data = data;
+    const TimePoint now = SystemClock::now();
+    c.noticed = now;
+    std::vector<Finding> findings;
+    matcher.match(c, now, findings);
+    for (const auto& f : findings) out << dump_json(to_json(f)) << '\n';
+    sum.findings += findings.size();
+    sum.lines += lines.size();
   }
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return sum;

@@ -3,12 +3,21 @@
 // match its path (else to every file source), so `sources:` filters and path_fields apply as in
 // production. Findings are printed as JSON lines; nothing is written to the store and no hook
 // runs.
+//
+// `faultd --replay --parser NAME FILE...`: each file is saved output of a command source's
+// command (npu-smi's health block or device table, the Device Plugin's ConfigMap, nvidia-smi's
+// bus ids): it is parsed by that parser and its record lines go through the rules as the
+// command source's would at its first observation (every device not OK is news). A capture that
+// starts with the command line ("npu-smi info -t health -i 0 -c 0") gives its device and chip;
+// else the health block names none. A file that is not the parser's output is said on stderr
+// and counted (`garbled`), as a failed poll would be; it fails nothing.
 #pragma once
 
 #include <iosfwd>
 #include <string>
 #include <vector>
 
+#include "collectors/command/records.hpp"
 #include "daemon/config/config.hpp"
 
 namespace faultd {
@@ -16,6 +25,7 @@ namespace faultd {
 struct ReplaySummary {
   size_t files = 0;
   size_t unreadable = 0;
+  size_t garbled = 0;  // --parser: files that were not the parser's output
   uint64_t bytes = 0;
   uint64_t lines = 0;
   uint64_t findings = 0;
@@ -24,5 +34,8 @@ struct ReplaySummary {
 
 ReplaySummary replay_files(const Config& config, const std::vector<std::string>& files,
                            std::ostream& out, std::ostream& err);
+ReplaySummary replay_outputs(const Config& config, CommandParser parser,
+                             const std::vector<std::string>& files, std::ostream& out,
+                             std::ostream& err);
 
 }  // namespace faultd

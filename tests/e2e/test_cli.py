@@ -85,6 +85,27 @@ sources:
     check(r.returncode == 1, "--replay exits 1 when a file cannot be read")
     check(len(r.stdout.splitlines()) == 3, "the readable file is still replayed")
 
+    # --parser: a command's saved output goes through its parser and the record rules; the
+    # command line the capture starts with names the device.
+    health = os.path.join(work, "health.txt")
+    with open(health, "w") as f:
+        f.write("$ npu-smi info -t health -i 2 -c 0\n"
+                "\tHealth Status                  : Alarm\n"
+                "\tError Code                     : A4025021 8C084E00\n"
+                "\tError Information              : NA\n")
+    r = run([args.faultd, "--replay", "--config", replay_cfg, "--parser", "npu_smi_health", health])
+    check(r.returncode == 0, "--replay --parser exits 0 (%s)" % r.stderr.strip())
+    found = [json.loads(l) for l in r.stdout.splitlines()]
+    check([(f["rule"], f["device"], f["code"]) for f in found] ==
+          [("ascend.npu-smi.health-fault", "2", "A4025021"),
+           ("ascend.npu-smi.health-fault", "2", "8C084E00")],
+          "one finding per code, on the device the command line names (%s)" % r.stdout.strip())
+    r = run([args.faultd, "--replay", "--config", replay_cfg, "--parser", "npu_smi_health", log])
+    check(r.returncode == 0 and r.stdout == "" and "not npu_smi_health output" in r.stderr,
+          "a file that is not the parser's output is said, and yields nothing (%s)" % r.stderr.strip())
+    r = run([args.faultd, "--replay", "--config", replay_cfg, "--parser", "nope", health])
+    check(r.returncode == 64 and "unknown parser" in r.stderr, "an unknown parser is a usage error")
+
 
 def install(args, check, work):
     build_dir = os.path.dirname(os.path.abspath(args.faultd))

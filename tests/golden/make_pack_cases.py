@@ -931,18 +931,18 @@ write_case_rec(
     "ascend-npu-smi-records", "npu-health", "npu-smi info -t health -i {device} -c 0",
     [
         ('npu-smi health: device=3 chip=0 status=Warning code=80818C00 info="node type=SoC, '
-         'sensor type=Check Sensor, event state=check fail"', [(HF, "3", NOT, "80818C00")]),
+         'sensor type=Check Sensor, event state=check fail"', [(HF, "3", SUB, "80818C00")]),
         ("npu-smi health: device=3 chip=0 status=OK recovered", [rec(HR, "3", "")]),
         ('npu-smi health: device=5 status=Alarm code=A4025021 info="ascend_monitor adda heart '
          'beat lost error; node type=adda, sensor type=Heartbeat Sensor, event state=Heartbeat '
-         'Lost."', [(HF, "5", NOT, "A4025021")]),
-        ("npu-smi health: device=5 status=Alarm code=8C084E00", [(HF, "5", NOT, "8C084E00")]),
-        ('npu-smi health: device=6 status="Not supported"', [(HF, "6", NOT, "")]),
-        ("npu-smi health: device=6 status=OKish", [(HF, "6", NOT, "")]),
-        ("npu-smi info: device=1 chip=1 status=Alarm", [(HF, "1", NOT, "")]),
+         'Lost."', [(HF, "5", SUB, "A4025021")]),
+        ("npu-smi health: device=5 status=Alarm code=8C084E00", [(HF, "5", SUB, "8C084E00")]),
+        ('npu-smi health: device=6 status="Not supported"', [(HF, "6", SUB, "")]),
+        ("npu-smi health: device=6 status=OKish", [(HF, "6", SUB, "")]),
+        ("npu-smi info: device=1 chip=1 status=Alarm", [(HF, "1", SUB, "")]),
         ("npu-smi info: device=1 chip=1 status=OK recovered", [rec(HR, "1", "")]),
         ('deviceinfo: device=2 status=Fault code=8C084E00 fault_level=RestartBusiness',
-         [(CF, "2", NOT, "8C084E00")]),
+         [(CF, "2", RBUS, "8C084E00")]),
         ("deviceinfo: device=2 status=OK recovered", [rec(CR, "2", "")]),
         # look-alikes: a healthy status that is not a recovery line, prose about the records,
         # the nvidia-smi map (no rule yet)
@@ -955,9 +955,9 @@ The record lines of the command source's parsers (format: collectors/command/rec
 as CommandSource writes them for a device flipping to Warning/80818C00 and back (the ASD case
 of docs/log-formats.md §7), npu-smi's Alarm fixture of docs/log-formats.md §5 (one line per code), a
 status npu-smi may print that is not in the documented set, the table's Health column, and the
-DeviceInfoCfg ConfigMap. Constructed: the records are faultd's own format. Levels are
-NotHandleFault because the golden run loads no catalogue (with faultCode.json, 80818C00 is
-SeparateNPU). Look-alikes: a healthy status without "recovered", prose, the nvidia-smi map.""")
+DeviceInfoCfg ConfigMap. Constructed: the records are faultd's own format. The golden run loads
+no catalogue, so a health fault is SubHealthFault (the rule's default_level; with faultCode.json,
+80818C00 is SeparateNPU), and the ConfigMap's own fault_level wins. Look-alikes: a healthy status without "recovered", prose, the nvidia-smi map.""")
 
 write_case_rec(
     "ascend-device-plugin-events", "k8s-events", "/var/log/k8s-events.log",
@@ -965,7 +965,7 @@ write_case_rec(
         ("Warning   Occur   pod/ascend-device-plugin-daemonset-910-dlpmv   device fault, "
          "nodeName:k8smaster, assertion:Occur, cardID:2, deviceID:0, faultCodes:8C084E00, "
          "faultLevelName:RestartBusiness, alarmRaisedTime:2023-11-21 05:36:53",
-         [(EF, "2", NOT, "8C084E00")]),
+         [(EF, "2", RBUS, "8C084E00")]),
         ("Normal   Recovery   pod/ascend-device-plugin-daemonset-910-dlpmv   device fault, "
          "nodeName:k8smaster, assertion:Recovery, cardID:2, deviceID:0, faultCodes:8C084E00, "
          "faultLevelName:RestartBusiness, alarmRaisedTime:2023-11-21 05:39:02",
@@ -977,7 +977,7 @@ write_case_rec(
         ("Warning   Occur   pod/ascend-device-plugin-daemonset-910-dlpmv   device fault, "
          "nodeName:k8smaster, assertion:Occur, cardID:7, deviceID:1, faultCodes:80818C00, "
          "faultLevelName:SeparateNPU, alarmRaisedTime:2023-11-21 06:02:44",
-         [(EF, "7", NOT, "80818C00")]),
+         [(EF, "7", "SeparateNPU", "80818C00")]),
         # look-alikes: the plugin's own log of a switch fault, kubelet's unhealthy-device
         # message, an event of another component
         none('[INFO]     2023/11/21 05:36:53.123456 18 devmanager/dcmi.go:512    switch subscribe '
@@ -993,8 +993,8 @@ The Ascend Device Plugin's Kubernetes fault events as `kubectl get events -n kub
 prints them. Quoted: the Occur event of docs/log-formats.md §6 (MindCluster common_operations.md).
 Constructed from it: the Recovery and Notice assertions (values from dcmi_interface_api.h and
 the plugin's constants.go, docs/log-formats.md §6), a 0x-prefixed code, another card. The device is
-cardID (the card npu-smi -i takes). Levels are NotHandleFault because the golden run loads no
-catalogue. Look-alikes: the plugin's switch-fault log line (quoted, docs/log-formats.md §6, a log
+cardID (the card npu-smi -i takes). The event's own faultLevelName is its level (the Notice's
+NotHandleFault too). Look-alikes: the plugin's switch-fault log line (quoted, docs/log-formats.md §6, a log
 prefix added), kubelet's unhealthy-device message (quoted, §6), another event with the phrase.""")
 
 write_case(
@@ -1002,10 +1002,10 @@ write_case(
     [
         ("[INFO]     2999/10/01 03:31:28.462040 305     ipmimonitor/ipmi_monitor.go:206    get "
          "fault event, [device type: NPU]-[device id: 15]-[error code: 56000005]",
-         [(ND, "15", NOT, "56000005")]),
+         [(ND, "15", SUB, "56000005")]),
         ("[INFO]     2999/10/01 03:31:33.462101 305     ipmimonitor/ipmi_monitor.go:206    get "
          "fault event, [device type: NPU]-[device id: 3]-[error code: 0x80818C00]",
-         [(ND, "3", NOT, "80818C00")]),
+         [(ND, "3", SUB, "80818C00")]),
         none("[INFO]     2999/10/01 03:31:30.000112 311     heartbeat/heartbeat.go:88    send "
              "heartbeat: node1, heartbeat interval: 5"),
         none("[INFO]     2999/10/01 03:31:35.462040 305     ipmimonitor/ipmi_monitor.go:206    "
@@ -1015,5 +1015,5 @@ write_case(
 NodeD's log. Quoted: the NPU fault event of docs/log-formats.md §6 (MindCluster fixture).
 Constructed from it: a second event with a 0x-prefixed code, the routine heartbeat INFO line
 (documented in §6 as not a fault; wording constructed) and an event of another device type
-(CPU), which must not match. Levels are NotHandleFault because the golden run loads no
-catalogue.""")
+(CPU), which must not match. The golden run loads no catalogue, so the level is the rule's
+default_level: SubHealthFault (an IPMI fault event marks the device warning).""")

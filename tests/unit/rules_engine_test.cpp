@@ -421,3 +421,27 @@ TEST_CASE("engine: size and rule ids follow the rule order", "[rules][engine]") 
   CHECK(set->size() == 2);
   CHECK(set->rule_ids() == Strings{"zeta", "alpha"});
 }
+
+TEST_CASE("levels: the event's own level, else the catalogue's, else the rule's default",
+          "[rules][engine]") {
+  CodeLevels catalogue;
+  catalogue.levels["80818C00"] = FaultLevel::SeparateNPU;
+  const auto set = faultd::testing::build(R"(
+rules:
+  - id: t.event
+    description: a vendor fault event
+    match: { any: ["event "], regex: 'code=(?P<code>[0-9A-F]+)(?: level=(?P<level>\w+))?' }
+    fault: { code: "{code}", level_from: level, default_level: SubHealthFault }
+)",
+                                          catalogue);
+  auto level_of = [&](std::string_view line) {
+    const auto s = faultd::testing::scan(*set, line);
+    REQUIRE(s.findings.size() == 1);
+    return s.findings[0].level;
+  };
+  CHECK(level_of("event code=A1 level=RestartBusiness\n") == FaultLevel::RestartBusiness);
+  CHECK(level_of("event code=80818C00 level=NotHandleFault\n") == FaultLevel::NotHandleFault);
+  CHECK(level_of("event code=80818C00 level=Bogus\n") == FaultLevel::SeparateNPU);
+  CHECK(level_of("event code=80818C00\n") == FaultLevel::SeparateNPU);
+  CHECK(level_of("event code=A1\n") == FaultLevel::SubHealthFault);
+}
