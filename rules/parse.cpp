@@ -137,8 +137,8 @@ void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
     std::string error;
     if (auto tmpl = rules::parse_template(*code, error)) {
       if (tmpl->is_literal() && !code->empty()) {
-        spec.code = rules::normalize_code(*code);
-        if (!rules::is_valid_code(spec.code)) {
+        spec.code = normalize_code(*code);
+        if (!is_valid_code(spec.code)) {
           ctx.error(fault["code"], "fault code '" + *code + "' is not a code such as 80818C00");
         }
       } else {

@@ -597,8 +597,8 @@ class Scanner {
     if (!f.device.empty() && device_from != nullptr) f.device_from = device_from;
     std::string code;
     if (!rule.code.empty() && rule.code.expand(lookup, code)) {
-      f.code = rules::normalize_code(code);
-      if (!f.code.empty() && !rules::is_valid_code(f.code)) {
+      f.code = normalize_code(code);
+      if (!f.code.empty() && !is_valid_code(f.code)) {
         ++stats_.code_refused;
         f.code.clear();
       }

@@ -26,26 +26,6 @@ bool is_level_word(std::string_view word) {
   return true;
 }
 
-std::string normalize_code(std::string_view code) {
-  if (code.size() > 2 && code[0] == '0' && (code[1] == 'x' || code[1] == 'X'))
-    code.remove_prefix(2);
-  std::string out(code);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
-}
-
-bool is_valid_code(std::string_view code) {
-  if (code.empty() || code.size() > kMaxCodeLength) return false;
-  for (char c : code) {
-    const bool ok =
-        (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 std::unique_ptr<RE2> compile_regex(const std::string& pattern, std::string& error) {
   RE2::Options options;
   options.set_log_errors(false);

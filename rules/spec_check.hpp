@@ -10,12 +10,12 @@
 
 #include <re2/re2.h>
 
+#include "daemon/core/fault_code.hpp"
 #include "rules/rule.hpp"
 
 namespace faultd::rules {
 
 inline constexpr size_t kMaxRuleIdLength = 128;
-inline constexpr size_t kMaxCodeLength = 32;
 // The widest window a multi-line rule may ask for: its progress is a line number per entry,
 // so the bound is about meaning (lines that far apart are rarely one event), not memory.
 inline constexpr int64_t kMaxMultiLineWindow = 10000;
@@ -24,10 +24,6 @@ inline constexpr int64_t kMaxMultiLineWindow = 10000;
 bool is_valid_rule_id(std::string_view id);
 // A log level as line_level() returns it: upper-case letters only.
 bool is_level_word(std::string_view word);
-// Upper case, without a leading 0x: "0x80818c00" → "80818C00".
-std::string normalize_code(std::string_view code);
-// [A-Z0-9._-]{1,kMaxCodeLength} after normalize_code: codes become metric labels.
-bool is_valid_code(std::string_view code);
 
 // Compiles a rule regex the way the engine runs it (Latin-1, no logging, bounded memory) and
 // checks its named groups are field names. Returns nullptr and sets `error` on failure.

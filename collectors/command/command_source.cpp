@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "daemon/core/child_process.hpp"
+#include "daemon/core/hash.hpp"
 
 extern char** environ;
 
@@ -29,16 +30,9 @@ constexpr size_t kMaxDevices = 4096;
 constexpr char kDefaultPath[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 uint64_t stream_hash(std::string_view source, std::string_view device) {
-  uint64_t h = 1469598103934665603ULL;  // FNV-1a
-  const auto mix = [&h](std::string_view s) {
-    for (const char c : s) {
-      h ^= static_cast<unsigned char>(c);
-      h *= 1099511628211ULL;
-    }
-  };
-  mix(source);
-  mix(std::string_view("\0", 1));
-  mix(device);
+  uint64_t h = fnv1a64(source, kFnvLegacySeed);  // stored keys were made with this seed
+  h = fnv1a64(std::string_view("\0", 1), h);
+  h = fnv1a64(device, h);
   return h == 0 ? 1 : h;  // ino 0 would read as "no identity"
 }
 

@@ -20,24 +20,15 @@
 #include "collectors/file/inotify_watch.hpp"
 #include "collectors/file/line_buffer.hpp"
 #include "collectors/file/path_fields.hpp"
+#include "daemon/core/hash.hpp"
 
 namespace faultd {
 namespace {
 
-constexpr uint64_t kFnvOffsetBasis = 14695981039346656037ULL;
-constexpr uint64_t kFnvPrime = 1099511628211ULL;
 // With start_at: end, lines before the start point are counted so that line numbers stay true;
 // past this size the count is skipped and numbering starts at the start point.
 constexpr uint64_t kCountLinesLimit = 64ULL * 1024 * 1024;
 constexpr size_t kScratchBytes = size_t{64} * 1024;
-
-uint64_t fnv1a(uint64_t hash, const char* data, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    hash ^= static_cast<unsigned char>(data[i]);
-    hash *= kFnvPrime;
-  }
-  return hash;
-}
 
 ssize_t pread_retry(int fd, char* buf, size_t len, uint64_t offset) {
   for (;;) {
@@ -60,7 +51,7 @@ bool hash_prefixes(int fd, uint64_t short_len, uint64_t long_len, uint64_t& shor
     if (done < short_len) want = static_cast<size_t>(std::min<uint64_t>(want, short_len - done));
     const ssize_t n = pread_retry(fd, buf, want, done);
     if (n <= 0) return false;
-    hash = fnv1a(hash, buf, static_cast<size_t>(n));
+    hash = fnv1a64(std::string_view(buf, static_cast<size_t>(n)), hash);
     done += static_cast<uint64_t>(n);
     if (done == short_len) short_hash = hash;
   }

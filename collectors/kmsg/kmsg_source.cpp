@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/core/hash.hpp"
+
 namespace faultd {
 namespace {
 
@@ -65,12 +67,9 @@ std::string format_kmsg_line(const KmsgRecord& record) {
 }
 
 uint64_t boot_identity(std::string_view boot_id) {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a: stable across builds and machines
-  for (unsigned char c : boot_id) {
-    if (c == '\n' || c == ' ') continue;
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  std::string id(boot_id);
+  std::erase_if(id, [](char c) { return c == '\n' || c == ' '; });
+  const uint64_t h = fnv1a64(id);
   return h == 0 ? 1 : h;
 }
 

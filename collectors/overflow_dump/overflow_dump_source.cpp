@@ -14,6 +14,7 @@
 
 #include "collectors/file/glob.hpp"
 #include "collectors/file/inotify_watch.hpp"
+#include "daemon/core/hash.hpp"
 
 namespace faultd {
 namespace {
@@ -23,14 +24,7 @@ using overflow::DumpPath;
 
 using FileKey = std::pair<uint64_t, uint64_t>;  // (dev, ino)
 
-uint64_t name_fingerprint(std::string_view name) {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a: stable across builds
-  for (unsigned char c : name) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+uint64_t name_fingerprint(std::string_view name) { return fnv1a64(name); }
 
 std::string base_name(const std::string& path) {
   const size_t slash = path.rfind('/');

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/actions/action_manager.hpp"
+#include "daemon/core/fault_code.hpp"
+#include "daemon/core/hash.hpp"
 #include "daemon/core/json.hpp"
 #include "daemon/export/metrics.hpp"
 
@@ -16,12 +18,9 @@ std::string value_of(const std::map<std::string, std::string>& map, const char* 
 
 // The journal key of an alert's firing: its fingerprint and start time, so the repeats
 // Alertmanager sends (repeat_interval, retries) are one row. The seed is the one stored keys were
-// made with (see daemon/core/hash.hpp).
+// made with (daemon/core/hash.hpp).
 uint64_t alert_key(const WebhookAlert& alert) {
-  uint64_t key = 1469598103934665603ULL;
-  for (char c : alert.fingerprint + "@" + alert.starts_at) {
-    key = (key ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-  }
+  const uint64_t key = fnv1a64(alert.fingerprint + "@" + alert.starts_at, kFnvLegacySeed);
   return key == 0 ? 1 : key;
 }
 
@@ -85,7 +84,8 @@ nlohmann::json AlertIntake::on_alert(const WebhookAlert& alert, std::string& sto
     f.source = "alertmanager";
     f.device = device;
     f.level = parse_fault_level(label("level")).value_or(FaultLevel::SeparateNPU);
-    f.code = code_label(label("code")) == "invalid" ? "" : label("code");
+    f.code = code_label(label("code"));
+    if (f.code == "invalid") f.code.clear();
     f.time = f.noticed = clock_.now();
     f.identity.ino = alert_key(alert);
     f.text = ("alertmanager: " + label("alertname") + " " + value_of(alert.annotations, "summary"))

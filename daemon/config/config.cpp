@@ -12,6 +12,7 @@
 #include <set>
 
 #include "daemon/config/command_source_config.hpp"
+#include "daemon/core/fault_code.hpp"
 #include "daemon/config/kmsg_source_config.hpp"
 #include "daemon/config/overflow_dump_source_config.hpp"
 #include "daemon/core/yaml_check.hpp"
@@ -42,14 +43,6 @@ std::string host_name() {
 }
 
 bool has_wildcard(const std::string& p) { return p.find_first_of("*?[") != std::string::npos; }
-
-// A code as findings carry it: upper case, without 0x.
-std::string normalized_code(std::string c) {
-  std::transform(c.begin(), c.end(), c.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
-  if (c.rfind("0X", 0) == 0) c.erase(0, 2);
-  return c;
-}
 
 struct Loader {
   explicit Loader(ErrorList& e) : errors(e) {}
@@ -421,7 +414,7 @@ void Loader::load_escalations(const YAML::Node& list, const Ctx& ctx) {
     }
     FrequencyEscalation e;
     if (auto codes = yaml::get_string_list(n, "codes", ctx)) {
-      for (const auto& c : *codes) e.codes.insert(normalized_code(c));
+      for (const auto& c : *codes) e.codes.insert(normalize_code(c));
     }
     if (auto rules = yaml::get_string_list(n, "rules", ctx)) {
       e.rules.insert(rules->begin(), rules->end());
@@ -452,7 +445,7 @@ void Loader::load_correlations(const YAML::Node& list, const Ctx& ctx) {
     if (!yaml::check_map(n, "a correlation", {"codes", "signals", "window", "to"}, ctx)) continue;
     Correlation c;
     if (auto codes = yaml::get_string_list(n, "codes", ctx)) {
-      for (const auto& code : *codes) c.codes.insert(normalized_code(code));
+      for (const auto& code : *codes) c.codes.insert(normalize_code(code));
     }
     if (auto v = yaml::get_int(n, "signals", ctx, 2, 100)) c.signals = static_cast<int>(*v);
     if (auto v = yaml::get_duration(n, "window", ctx)) c.window = *v;

@@ -44,16 +44,6 @@ const pm::Histogram::BucketBoundaries kActionBuckets{0.05, 0.1, 0.5, 1,   5,   1
 
 }  // namespace
 
-std::string code_label(const std::string& code) {
-  if (code.size() > 32) return "invalid";
-  for (char c : code) {
-    const bool ok = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                    c == '_' || c == '-' || c == '.';
-    if (!ok) return "invalid";
-  }
-  return code;
-}
-
 // faultd_device_state: one series per device and state, exactly one of them 1. Read from the
 // pipeline's DeviceView at scrape time; the refused values of the rules with them.
 class Metrics::DeviceStates final : public pm::Collectable {

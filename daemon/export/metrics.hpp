@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collectors/collector.hpp"
+#include "daemon/core/fault_code.hpp"
 #include "daemon/core/types.hpp"
 #include "daemon/state/device_view.hpp"
 #include "daemon/state/store.hpp"
@@ -111,8 +112,5 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* verdicts_ = nullptr;
   prometheus::Gauge* incidents_open_ = nullptr;
 };
-
-// A code as a label value: known-safe characters only, else "invalid" (never log text).
-std::string code_label(const std::string& code);
 
 }  // namespace faultd

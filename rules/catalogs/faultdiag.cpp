@@ -245,7 +245,7 @@ FaultDiagImport load_faultdiag_knowledge(const std::string& path, const FaultDia
         spec.annotations.emplace_back(name, std::move(text));
       }
     }
-    if (const std::string code = catalogs::hex_code(entry_id);
+    if (const std::string code = hex_code(entry_id);
         entry_id.starts_with("0x") && code.size() == 8) {
       spec.code = code;
     }

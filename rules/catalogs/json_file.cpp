@@ -47,18 +47,4 @@ std::optional<nlohmann::json> read_json_file(const std::string& path, const std:
   }
 }
 
-std::string hex_code(const std::string& text) {
-  std::string_view s = text;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
-  if (s.empty() || s.size() > 16 || !std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isxdigit(static_cast<unsigned char>(c)) != 0;
-      })) {
-    return {};
-  }
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return out;
-}
-
 }  // namespace faultd::catalogs

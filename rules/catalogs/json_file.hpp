@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "daemon/core/fault_code.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "daemon/core/errors.hpp"
@@ -17,8 +19,5 @@ namespace faultd::catalogs {
 std::optional<nlohmann::json> read_json_file(const std::string& path, const std::string& what,
                                              ErrorList& errors);
 
-// Upper case, without a leading 0x: "0x80e18005" → "80E18005". Empty when `text` is not 1 to
-// 16 hex digits (MindCluster codes are 8, a few 9).
-std::string hex_code(const std::string& text);
 
 }  // namespace faultd::catalogs

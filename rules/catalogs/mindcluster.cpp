@@ -32,7 +32,7 @@ CodeLevels load_mindcluster_fault_codes(const std::string& path, ErrorList& erro
     for (const auto& c : codes) {
       // Codes are written without 0x here; the real catalogue also lists 9-digit ones.
       const std::string raw = c.is_string() ? c.get<std::string>() : std::string();
-      const std::string code = raw.starts_with("0x") ? "" : catalogs::hex_code(raw);
+      const std::string code = raw.starts_with("0x") ? "" : hex_code(raw);
       if (code.empty()) {
         errors.add(path, 0, 0, "\"" + key + "\" holds a malformed code " + c.dump());
         continue;
@@ -69,7 +69,7 @@ class EntryReader {
       return out;
     }
     for (const auto& c : *it) {
-      const std::string code = c.is_string() ? catalogs::hex_code(c.get<std::string>()) : "";
+      const std::string code = c.is_string() ? hex_code(c.get<std::string>()) : "";
       if (code.empty()) {
         fail("EventId", "malformed code " + c.dump());
       } else if (!seen.insert(code).second) {
@@ -127,7 +127,7 @@ class EntryReader {
 
 template <class Entry>
 const Entry* find_code(const std::vector<Entry>& entries, std::string_view code) {
-  const std::string wanted = catalogs::hex_code(std::string(code));
+  const std::string wanted = hex_code(std::string(code));
   for (const auto& e : entries) {
     for (const auto& c : e.codes) {
       if (c == wanted) return &e;

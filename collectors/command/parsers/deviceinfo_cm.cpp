@@ -7,6 +7,7 @@
 
 #include "collectors/command/parsers/parsers.hpp"
 #include "collectors/command/parsers/text_util.hpp"
+#include "daemon/core/fault_code.hpp"
 
 namespace faultd::command_parsers {
 
@@ -107,7 +108,7 @@ std::optional<std::vector<DeviceHealth>> parse_deviceinfo_cm(std::string_view ou
         std::string codes = fault["fault_code"].get<std::string>();
         std::replace(codes.begin(), codes.end(), ',', ' ');
         for (const std::string_view token : detail::split_blanks(codes)) {
-          std::string code = detail::normalize_code(token);
+          std::string code = hex_code(token);
           if (code.empty()) {
             error = key + ": fault_code is not hex: " + std::string(token.substr(0, 32));
             return std::nullopt;

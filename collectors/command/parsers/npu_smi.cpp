@@ -3,11 +3,11 @@
 
 #include "collectors/command/parsers/parsers.hpp"
 #include "collectors/command/parsers/text_util.hpp"
+#include "daemon/core/fault_code.hpp"
 
 namespace faultd::command_parsers {
 
 using detail::all_digits;
-using detail::normalize_code;
 using detail::split_blanks;
 using detail::split_lines;
 using detail::trim;
@@ -61,7 +61,7 @@ std::optional<DeviceHealth> parse_npu_smi_health(std::string_view output, std::s
       have_codes = true;
       if (is_na(value)) continue;
       for (const std::string_view token : split_blanks(value)) {
-        std::string code = normalize_code(token);
+        std::string code = hex_code(token);
         if (code.empty()) {
           error = "error code is not hex: " + std::string(token.substr(0, 32));
           return std::nullopt;

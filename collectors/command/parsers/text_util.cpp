@@ -44,16 +44,4 @@ bool all_digits(std::string_view s) {
   return true;
 }
 
-std::string normalize_code(std::string_view s) {
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
-  if (s.empty() || s.size() > 16) return {};
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return {};
-    out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 }  // namespace faultd::command_parsers::detail

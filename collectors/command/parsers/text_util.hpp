@@ -14,8 +14,5 @@ std::string_view trim(std::string_view s);
 // Splits on runs of blanks (space, TAB).
 std::vector<std::string_view> split_blanks(std::string_view s);
 bool all_digits(std::string_view s);
-// A fault code as tools print it ("80818C00", "0x80818c00"), normalized to upper-case hex
-// without 0x; empty if it is not 1-16 hex digits.
-std::string normalize_code(std::string_view s);
 
 }  // namespace faultd::command_parsers::detail

@@ -1,0 +1,28 @@
+// Fault codes, one definition for every reader: a rule's code template, the catalogues, the
+// command parsers, the config's escalation lists, the Alertmanager intake and the metrics.
+// A code is carried upper case without a 0x prefix (80818C00, XID79, EE9999), and only codes of
+// [A-Z0-9._-]{1,32} are kept: codes become metric labels.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace faultd {
+
+inline constexpr size_t kMaxCodeLength = 32;
+
+// Upper case, a leading 0x removed. Says nothing about validity.
+std::string normalize_code(std::string_view code);
+
+// [A-Z0-9._-]{1,kMaxCodeLength}: the form every kept code has.
+bool is_valid_code(std::string_view code);
+
+// A vendor's hex fault code (the MindCluster catalogues, npu-smi, the Device Plugin): 1 to 16
+// hex digits, with or without 0x, normalized; empty when the text is not one.
+std::string hex_code(std::string_view text);
+
+// A code as a metric label: the normalized code when valid, else "invalid" (never log text).
+std::string code_label(std::string_view code);
+
+}  // namespace faultd
