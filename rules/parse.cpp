@@ -148,21 +148,8 @@ void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
       ctx.error(fault["code"], "fault code: " + error);
     }
   }
-  auto level_at = [&](const char* key) -> std::optional<FaultLevel> {
-    const auto text = yaml::get_string(fault, key, ctx);
-    if (!text) return std::nullopt;
-    const auto level = parse_fault_level(*text);
-    if (!level) {
-      std::string names;
-      for (int i = 0; i < kFaultLevelCount; ++i) {
-        names += (i ? ", " : "") + std::string(to_string(static_cast<FaultLevel>(i)));
-      }
-      ctx.error(fault[key], "unknown fault level '" + *text + "' (known: " + names + ")");
-    }
-    return level;
-  };
-  spec.fault_level = level_at("level");
-  spec.default_level = level_at("default_level");
+  spec.fault_level = yaml::get_fault_level(fault, "level", ctx);
+  spec.default_level = yaml::get_fault_level(fault, "default_level", ctx);
   if (spec.fault_level && spec.default_level) {
     ctx.error(fault["default_level"], "fault: give `level` or `default_level`, not both");
   }

@@ -1,5 +1,7 @@
 #include "collectors/command/records.hpp"
 
+#include "daemon/core/enum_names.hpp"
+
 #include <algorithm>
 
 namespace faultd {
@@ -56,31 +58,18 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 }  // namespace
 
+namespace {
+constexpr std::array<std::string_view, 4> kParserNames = {"npu_smi_health", "npu_smi_info",
+                                                          "deviceinfo_cm", "nvidia_smi_bus"};
+}  // namespace
+
 std::optional<CommandParser> parse_command_parser(std::string_view name) {
-  if (name == "npu_smi_health") return CommandParser::NpuSmiHealth;
-  if (name == "npu_smi_info") return CommandParser::NpuSmiInfo;
-  if (name == "deviceinfo_cm") return CommandParser::DeviceInfoCm;
-  if (name == "nvidia_smi_bus") return CommandParser::NvidiaSmiBus;
-  return std::nullopt;
+  return enum_named<CommandParser>(kParserNames, name);
 }
 
-std::string_view to_string(CommandParser parser) {
-  switch (parser) {
-    case CommandParser::NpuSmiHealth:
-      return "npu_smi_health";
-    case CommandParser::NpuSmiInfo:
-      return "npu_smi_info";
-    case CommandParser::DeviceInfoCm:
-      return "deviceinfo_cm";
-    case CommandParser::NvidiaSmiBus:
-      return "nvidia_smi_bus";
-  }
-  return "?";
-}
+std::string_view to_string(CommandParser parser) { return name_of(kParserNames, parser); }
 
-std::string command_parser_names() {
-  return "npu_smi_health, npu_smi_info, deviceinfo_cm, nvidia_smi_bus";
-}
+std::string command_parser_names() { return joined_names(kParserNames); }
 
 std::string_view record_prefix(CommandParser parser) {
   switch (parser) {

@@ -1,5 +1,7 @@
 #include "collectors/overflow_dump/overflow_status.hpp"
 
+#include "daemon/core/enum_names.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -103,29 +105,16 @@ int64_t int_field(const nlohmann::json& record, const char* key) {
 
 }  // namespace
 
-std::string_view record_name(StatusKind kind) {
-  switch (kind) {
-    case StatusKind::AiCore:
-      return "AI Core";
-    case StatusKind::DhaAtomicAdd:
-      return "DHA Atomic Add";
-    case StatusKind::L2AtomicAdd:
-      return "L2 Atomic Add";
-  }
-  return "?";
-}
+namespace {
+// How the dump records name each kind, and the short names `--kind` takes.
+constexpr std::array<std::string_view, 3> kRecordNames = {"AI Core", "DHA Atomic Add",
+                                                          "L2 Atomic Add"};
+constexpr std::array<std::string_view, 3> kShortNames = {"aicore", "dha", "l2"};
+}  // namespace
 
-std::string_view short_name(StatusKind kind) {
-  switch (kind) {
-    case StatusKind::AiCore:
-      return "aicore";
-    case StatusKind::DhaAtomicAdd:
-      return "dha";
-    case StatusKind::L2AtomicAdd:
-      return "l2";
-  }
-  return "?";
-}
+std::string_view record_name(StatusKind kind) { return name_of(kRecordNames, kind); }
+
+std::string_view short_name(StatusKind kind) { return name_of(kShortNames, kind); }
 
 std::optional<StatusKind> parse_status_kind(std::string_view text) {
   const auto t = lower(text);

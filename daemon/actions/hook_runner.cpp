@@ -17,25 +17,16 @@
 #include <optional>
 
 #include "daemon/core/child_process.hpp"
+#include "daemon/core/enum_names.hpp"
 
 namespace faultd {
 
 namespace asio = boost::asio;
 
 std::string_view to_string(HookResult::Outcome o) {
-  switch (o) {
-    case HookResult::Outcome::Exited:
-      return "exited";
-    case HookResult::Outcome::Signaled:
-      return "signaled";
-    case HookResult::Outcome::TimedOut:
-      return "timeout";
-    case HookResult::Outcome::SpawnFailed:
-      return "spawn_failed";
-    case HookResult::Outcome::Cancelled:
-      return "cancelled";
-  }
-  return "unknown";
+  static constexpr std::array<std::string_view, 5> kNames = {"exited", "signaled", "timeout",
+                                                             "spawn_failed", "cancelled"};
+  return name_of(kNames, o);
 }
 
 Duration hook_backoff_delay(const HookSpec& spec, int retry) {

@@ -97,13 +97,7 @@ void Loader::load_catalogs(const YAML::Node& c, const Ctx& ctx) {
       }
     }
   }
-  if (auto v = yaml::get_string(kg, "level", ctx)) {
-    if (auto level = parse_fault_level(*v)) {
-      cfg.faultdiag.level = *level;
-    } else {
-      ctx.error(kg["level"], "unknown fault level '" + *v + "'");
-    }
-  }
+  if (auto level = yaml::get_fault_level(kg, "level", ctx)) cfg.faultdiag.level = *level;
 }
 
 void Loader::load_main(const std::string& path) {
@@ -365,12 +359,8 @@ void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
     if (auto v = yaml::get_duration(m, "window", ctx)) cfg.policy.isolation_window = *v;
   }
   if (auto v = yaml::get_bool(map, "dry_run", ctx)) cfg.policy.dry_run = *v;
-  if (auto v = yaml::get_string(map, "default_level", ctx)) {
-    if (auto level = parse_fault_level(*v)) {
-      cfg.policy.default_level = *level;
-    } else {
-      ctx.error(map["default_level"], "unknown fault level '" + *v + "'");
-    }
+  if (auto level = yaml::get_fault_level(map, "default_level", ctx)) {
+    cfg.policy.default_level = *level;
   }
   const YAML::Node levels = map["levels"];
   if (!levels.IsDefined()) return;
@@ -379,11 +369,8 @@ void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
     return;
   }
   for (const auto& kv : levels) {
-    const auto level = parse_fault_level(kv.first.Scalar());
-    if (!level) {
-      ctx.error(kv.first, "unknown fault level '" + kv.first.Scalar() + "'");
-      continue;
-    }
+    const auto level = yaml::as_fault_level(kv.first, ctx);
+    if (!level) continue;
     if (!yaml::check_map(kv.second, "a level policy", {"state", "actions", "recover"}, ctx)) {
       continue;
     }
@@ -423,13 +410,7 @@ void Loader::load_escalations(const YAML::Node& list, const Ctx& ctx) {
     if (auto v = yaml::get_int(n, "times", ctx, 1, 1000000)) e.times = static_cast<int>(*v);
     if (auto v = yaml::get_duration(n, "window", ctx)) e.window = *v;
     if (auto v = yaml::get_duration(n, "release", ctx)) e.release = *v;
-    if (auto v = yaml::get_string(n, "to", ctx)) {
-      if (auto level = parse_fault_level(*v)) {
-        e.to = *level;
-      } else {
-        ctx.error(n["to"], "unknown fault level '" + *v + "'");
-      }
-    }
+    if (auto level = yaml::get_fault_level(n, "to", ctx)) e.to = *level;
     cfg.policy.escalations.push_back(std::move(e));
   }
 }
@@ -449,13 +430,7 @@ void Loader::load_correlations(const YAML::Node& list, const Ctx& ctx) {
     }
     if (auto v = yaml::get_int(n, "signals", ctx, 2, 100)) c.signals = static_cast<int>(*v);
     if (auto v = yaml::get_duration(n, "window", ctx)) c.window = *v;
-    if (auto v = yaml::get_string(n, "to", ctx)) {
-      if (auto level = parse_fault_level(*v)) {
-        c.to = *level;
-      } else {
-        ctx.error(n["to"], "unknown fault level '" + *v + "'");
-      }
-    }
+    if (auto level = yaml::get_fault_level(n, "to", ctx)) c.to = *level;
     cfg.policy.correlations.push_back(std::move(c));
   }
 }

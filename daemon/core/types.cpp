@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "daemon/core/enum_names.hpp"
+
 namespace faultd {
 namespace {
 
@@ -15,22 +17,18 @@ constexpr std::array<std::string_view, kDeviceStateCount> kStateNames = {"health
 
 }  // namespace
 
-std::string_view to_string(FaultLevel level) { return kLevelNames[static_cast<int>(level)]; }
+std::string_view to_string(FaultLevel level) { return name_of(kLevelNames, level); }
 
 std::optional<FaultLevel> parse_fault_level(std::string_view text) {
-  for (int i = 0; i < kFaultLevelCount; ++i) {
-    if (kLevelNames[i] == text) return static_cast<FaultLevel>(i);
-  }
-  return std::nullopt;
+  return enum_named<FaultLevel>(kLevelNames, text);
 }
 
-std::string_view to_string(DeviceState state) { return kStateNames[static_cast<int>(state)]; }
+std::string fault_level_names() { return joined_names(kLevelNames); }
+
+std::string_view to_string(DeviceState state) { return name_of(kStateNames, state); }
 
 std::optional<DeviceState> parse_device_state(std::string_view text) {
-  for (int i = 0; i < kDeviceStateCount; ++i) {
-    if (kStateNames[i] == text) return static_cast<DeviceState>(i);
-  }
-  return std::nullopt;
+  return enum_named<DeviceState>(kStateNames, text);
 }
 
 bool is_valid_device_id(std::string_view id) {

@@ -37,6 +37,7 @@ inline constexpr int kFaultLevelCount = 9;
 
 std::string_view to_string(FaultLevel level);
 std::optional<FaultLevel> parse_fault_level(std::string_view text);
+std::string fault_level_names();  // "NotHandleFault, SubHealthFault, ..." for error messages
 inline bool more_severe(FaultLevel a, FaultLevel b) {
   return static_cast<int>(a) > static_cast<int>(b);
 }

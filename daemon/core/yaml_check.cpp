@@ -131,6 +131,21 @@ std::optional<Duration> get_duration(const YAML::Node& map, const char* key, con
   return std::nullopt;
 }
 
+std::optional<FaultLevel> as_fault_level(const YAML::Node& node, const Ctx& ctx) {
+  if (node.IsScalar()) {
+    if (auto level = parse_fault_level(node.Scalar())) return level;
+  }
+  ctx.error(node, "unknown fault level '" + (node.IsScalar() ? node.Scalar() : std::string()) +
+                      "' (known: " + fault_level_names() + ")");
+  return std::nullopt;
+}
+
+std::optional<FaultLevel> get_fault_level(const YAML::Node& map, const char* key, const Ctx& ctx) {
+  const YAML::Node n = map[key];
+  if (!n.IsDefined() || n.IsNull()) return std::nullopt;
+  return as_fault_level(n, ctx);
+}
+
 std::optional<std::vector<std::string>> get_string_list(const YAML::Node& map, const char* key,
                                                         const Ctx& ctx) {
   const YAML::Node n = map[key];

@@ -39,6 +39,10 @@ std::optional<bool> get_bool(const YAML::Node& map, const char* key, const Ctx& 
 std::optional<int64_t> get_int(const YAML::Node& map, const char* key, const Ctx& ctx, int64_t min,
                                int64_t max);
 std::optional<Duration> get_duration(const YAML::Node& map, const char* key, const Ctx& ctx);
+// One of MindCluster's fault levels (NotHandleFault ... ManuallySeparateNPU), by name.
+std::optional<FaultLevel> get_fault_level(const YAML::Node& map, const char* key, const Ctx& ctx);
+// The same for a node that is itself the level's name (a map key).
+std::optional<FaultLevel> as_fault_level(const YAML::Node& node, const Ctx& ctx);
 // A string or a list of strings.
 std::optional<std::vector<std::string>> get_string_list(const YAML::Node& map, const char* key,
                                                         const Ctx& ctx);

@@ -1,5 +1,7 @@
 #include "daemon/state/store.hpp"
 
+#include "daemon/core/enum_names.hpp"
+
 #include <array>
 #include <limits>
 #include <optional>
@@ -280,30 +282,15 @@ void bind_identity(Statement& s, int dev_index, int ino_index, const FileIdentit
 
 // ---------------------------------------------------------------------------------------------
 
-std::string_view to_string(ActionStatus s) {
-  switch (s) {
-    case ActionStatus::Pending:
-      return "pending";
-    case ActionStatus::Running:
-      return "running";
-    case ActionStatus::Success:
-      return "success";
-    case ActionStatus::Failure:
-      return "failure";
-    case ActionStatus::Timeout:
-      return "timeout";
-    case ActionStatus::Skipped:
-      return "skipped";
-  }
-  return "unknown";
-}
+namespace {
+constexpr std::array<std::string_view, 6> kActionStatusNames = {
+    "pending", "running", "success", "failure", "timeout", "skipped"};
+}  // namespace
+
+std::string_view to_string(ActionStatus s) { return name_of(kActionStatusNames, s); }
 
 std::optional<ActionStatus> parse_action_status(std::string_view s) {
-  for (auto v : {ActionStatus::Pending, ActionStatus::Running, ActionStatus::Success,
-                 ActionStatus::Failure, ActionStatus::Timeout, ActionStatus::Skipped}) {
-    if (to_string(v) == s) return v;
-  }
-  return std::nullopt;
+  return enum_named<ActionStatus>(kActionStatusNames, s);
 }
 
 // Prepared once, on first use, for the statements every committed finding runs.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "daemon/core/enum_names.hpp"
 #include "daemon/core/yaml_check.hpp"
 
 namespace faultd {
@@ -13,14 +14,8 @@ namespace {
 using yaml::Ctx;
 using namespace std::chrono_literals;
 
-constexpr std::pair<DetectorType, std::string_view> kTypeNames[] = {
-    {DetectorType::Rate, "rate"},
-    {DetectorType::LossScaleCollapse, "loss_scale_collapse"},
-    {DetectorType::NonFinite, "non_finite"},
-    {DetectorType::FeatureAnomaly, "feature_anomaly"},
-    {DetectorType::Stall, "stall"},
-    {DetectorType::SlowStep, "slow_step"},
-};
+constexpr std::array<std::string_view, 6> kTypeNames = {
+    "rate", "loss_scale_collapse", "non_finite", "feature_anomaly", "stall", "slow_step"};
 
 std::optional<double> get_number(const YAML::Node& map, const char* key, const Ctx& ctx,
                                  double min) {
@@ -149,18 +144,10 @@ void put(std::ostringstream& out, std::string_view key, const std::string& value
 
 }  // namespace
 
-std::string_view to_string(DetectorType type) {
-  for (const auto& [t, name] : kTypeNames) {
-    if (t == type) return name;
-  }
-  return "unknown";
-}
+std::string_view to_string(DetectorType type) { return name_of(kTypeNames, type); }
 
 std::optional<DetectorType> parse_detector_type(std::string_view text) {
-  for (const auto& [t, name] : kTypeNames) {
-    if (name == text) return t;
-  }
-  return std::nullopt;
+  return enum_named<DetectorType>(kTypeNames, text);
 }
 
 std::string DetectorSpec::canonical() const {
@@ -222,10 +209,8 @@ std::optional<DetectorSpec> parse_detector_spec(const YAML::Node& node, const st
   }
   const auto type = parse_detector_type(*type_name);
   if (!type) {
-    std::string names;
-    for (const auto& [t, name] : kTypeNames)
-      names += (names.empty() ? "" : ", ") + std::string(name);
-    ctx.error(node["type"], "unknown detector type '" + *type_name + "' (known: " + names + ")");
+    ctx.error(node["type"], "unknown detector type '" + *type_name +
+                                "' (known: " + joined_names(kTypeNames) + ")");
     return std::nullopt;
   }
   s.type = *type;
@@ -263,13 +248,7 @@ std::optional<DetectorSpec> parse_detector_spec(const YAML::Node& node, const st
     }
   };
 
-  if (auto level = yaml::get_string(node, "warn_level", ctx)) {
-    if (auto l = parse_fault_level(*level)) {
-      s.warn_level = *l;
-    } else {
-      ctx.error(node["warn_level"], "unknown fault level '" + *level + "'");
-    }
-  }
+  if (auto level = yaml::get_fault_level(node, "warn_level", ctx)) s.warn_level = *level;
   if (const YAML::Node rd = node["rank_device"]; rd.IsDefined() && !rd.IsNull()) {
     if (rd.IsScalar() && rd.Scalar() == "identity") {
       s.rank_identity = true;
