@@ -628,9 +628,4 @@ std::vector<ReadPosition> FileSource::positions() const {
 
 SourceStats& FileSource::stats() { return impl_->stats; }
 
-bool FileSource::matches_path(const std::string& path) const {
-  return std::any_of(impl_->config.paths.begin(), impl_->config.paths.end(),
-                     [&](const std::string& pattern) { return glob_match(pattern, path); });
-}
-
 }  // namespace faultd

@@ -103,21 +103,10 @@ class FileSource final : public Source {
   std::vector<ReadPosition> positions() const override;
   SourceStats& stats() override;
 
-  // True if `path` matches one of this source's globs (used by --replay to route files).
-  bool matches_path(const std::string& path) const;
-
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Glob matching with `**` (any number of path components, including none), `*` and `?` within a
-// component, and `[...]` classes. Exposed for tests and for --replay.
-bool glob_match(std::string_view pattern, std::string_view path);
-// Expands a glob against the file system: regular files (and symlinks to them) that match.
-// Errors opening directories are reported through `on_error` (errno), never thrown.
-std::vector<std::string> glob_expand(const std::string& pattern,
-                                     const std::function<void(int err)>& on_error);
 
 // Hash of the first `len` bytes of the file at `fd` (pread, does not move the offset).
 // Returns nullopt if fewer than `len` bytes could be read.

@@ -8,7 +8,6 @@
 #include <set>
 #include <tuple>
 
-#include "collectors/file/file_source.hpp"
 
 namespace faultd {
 namespace glob {

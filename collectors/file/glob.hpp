@@ -1,5 +1,5 @@
-// Glob discovery for the file source: pure matching (`glob_match`, declared in file_source.hpp)
-// and a directory walk that also reports every directory it looked into, so the source can put
+// The project's one glob dialect, for file sources, `include:` and --replay's routing: pure
+// matching (`glob_match`) and a directory walk that also reports every directory it looked into, so the source can put
 // an inotify watch on exactly the directories where a matching file could appear.
 //
 // Lifecycle: stateless functions; one walk per rescan. Threading: no shared state.
@@ -37,3 +37,15 @@ struct WalkCallbacks {
 std::vector<std::string> expand(const std::string& pattern, const WalkCallbacks& callbacks);
 
 }  // namespace faultd::glob
+
+namespace faultd {
+
+// Glob matching with `**` (any number of path components, including none), `*` and `?` within a
+// component, and `[...]` classes.
+bool glob_match(std::string_view pattern, std::string_view path);
+// Expands a glob against the file system: regular files (and symlinks to them) that match, in
+// sorted order. Errors opening directories are reported through `on_error` (errno), never thrown.
+std::vector<std::string> glob_expand(const std::string& pattern,
+                                     const std::function<void(int err)>& on_error);
+
+}  // namespace faultd

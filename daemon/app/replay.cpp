@@ -11,7 +11,7 @@
 #include <fstream>
 #include <ostream>
 
-#include "collectors/file/file_source.hpp"  // glob_match
+#include "collectors/file/glob.hpp"
 #include "collectors/file/line_buffer.hpp"
 #include "collectors/file/path_fields.hpp"
 #include "daemon/core/json.hpp"

@@ -1,5 +1,7 @@
 #include "daemon/config/command_source_config.hpp"
 
+#include "daemon/config/paths.hpp"
+
 #include <filesystem>
 
 namespace faultd {
@@ -24,9 +26,8 @@ std::optional<CommandSourceConfig> load_command_source(const YAML::Node& n, cons
       ctx.error(n["argv"], "argv needs at least the program");
     } else {
       std::string& program = (*argv)[0];
-      if (program.find('/') != std::string::npos && program.front() != '/') {
-        program = (std::filesystem::path(base_dir) / program).lexically_normal().string();
-      }
+      // A bare name is looked up on PATH; a relative path is the config's, like every path.
+      if (program.find('/') != std::string::npos) program = resolve_config_path(base_dir, program);
       src.argv = std::move(*argv);
     }
   }

@@ -1,6 +1,5 @@
 #include "daemon/config/config.hpp"
 
-#include <glob.h>
 #include <re2/re2.h>
 #include <unistd.h>
 
@@ -11,7 +10,9 @@
 #include <regex>
 #include <set>
 
+#include "collectors/file/glob.hpp"
 #include "daemon/config/command_source_config.hpp"
+#include "daemon/config/paths.hpp"
 #include "daemon/core/fault_code.hpp"
 #include "daemon/config/kmsg_source_config.hpp"
 #include "daemon/config/overflow_dump_source_config.hpp"
@@ -29,20 +30,11 @@ bool valid_name(const std::string& s) {
   return std::regex_match(s, re);
 }
 
-// Relative paths in a config file are relative to the directory of that file, so a config and
-// its rules, hooks and state can live together (the README's demo relies on it).
-std::string resolve(const std::string& base_dir, const std::string& p) {
-  if (p.empty() || p.front() == '/') return p;
-  return (fs::path(base_dir) / p).lexically_normal().string();
-}
-
 std::string host_name() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
   return buf;
 }
-
-bool has_wildcard(const std::string& p) { return p.find_first_of("*?[") != std::string::npos; }
 
 struct Loader {
   explicit Loader(ErrorList& e) : errors(e) {}
@@ -71,10 +63,10 @@ void Loader::load_catalogs(const YAML::Node& c, const Ctx& ctx) {
     return;
   }
   if (auto v = yaml::get_string(c, "mindcluster_fault_codes", ctx)) {
-    cfg.mindcluster_fault_codes = resolve(base_dir, *v);
+    cfg.mindcluster_fault_codes = resolve_config_path(base_dir, *v);
   }
   if (auto v = yaml::get_string(c, "mindcluster_customization", ctx)) {
-    cfg.mindcluster_customization = resolve(base_dir, *v);
+    cfg.mindcluster_customization = resolve_config_path(base_dir, *v);
   }
   const YAML::Node kg = c["faultdiag_knowledge"];
   if (!kg.IsDefined() || kg.IsNull()) return;
@@ -82,7 +74,7 @@ void Loader::load_catalogs(const YAML::Node& c, const Ctx& ctx) {
     return;
   }
   if (auto v = yaml::get_string(kg, "path", ctx)) {
-    cfg.faultdiag_knowledge = resolve(base_dir, *v);
+    cfg.faultdiag_knowledge = resolve_config_path(base_dir, *v);
   } else {
     ctx.error(kg, "faultdiag_knowledge needs a 'path' (kg-config.json)");
   }
@@ -119,21 +111,21 @@ void Loader::load_main(const std::string& path) {
   const YAML::Node& r = *root;
   cfg.node = yaml::get_string(r, "node", ctx).value_or("");
   if (cfg.node.empty()) cfg.node = host_name();
-  if (auto v = yaml::get_string(r, "state_dir", ctx)) cfg.state_dir = resolve(base_dir, *v);
+  if (auto v = yaml::get_string(r, "state_dir", ctx)) cfg.state_dir = resolve_config_path(base_dir, *v);
 
   if (auto m = r["metrics"]; m.IsDefined() && yaml::check_map(m, "metrics", {"listen"}, ctx)) {
     if (auto v = yaml::get_string(m, "listen", ctx)) cfg.metrics_listen = *v;
   }
   if (auto c = r["control"];
       c.IsDefined() && yaml::check_map(c, "control", {"socket", "group"}, ctx)) {
-    if (auto v = yaml::get_string(c, "socket", ctx)) cfg.control_socket = resolve(base_dir, *v);
+    if (auto v = yaml::get_string(c, "socket", ctx)) cfg.control_socket = resolve_config_path(base_dir, *v);
     if (auto v = yaml::get_string(c, "group", ctx)) cfg.control_group = *v;
   }
   if (auto w = r["webhook"];
       w.IsDefined() && yaml::check_map(w, "webhook", {"listen", "token_file"}, ctx)) {
     cfg.webhook_listen = yaml::get_string(w, "listen", ctx).value_or("127.0.0.1:9848");
     if (auto v = yaml::get_string(w, "token_file", ctx)) {
-      cfg.webhook_token_file = resolve(base_dir, *v);
+      cfg.webhook_token_file = resolve_config_path(base_dir, *v);
       std::ifstream token(cfg.webhook_token_file);
       std::string first;
       if (!token || !(token >> first)) {
@@ -169,7 +161,7 @@ void Loader::load_main(const std::string& path) {
   if (auto inc = r["include"]; inc.IsDefined()) {
     if (auto list = yaml::get_string_list(r, "include", ctx)) {
       cfg.include.clear();
-      for (const auto& g : *list) cfg.include.push_back(resolve(base_dir, g));
+      for (const auto& g : *list) cfg.include.push_back(resolve_config_path(base_dir, g));
     }
   }
   if (auto rules = r["rules"]; rules.IsDefined()) {
@@ -223,7 +215,7 @@ void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const C
       n, "a file source",
       {"name", "type", "paths", "start_at", "path_fields", "max_line_bytes", "scan_interval"}, ctx);
   if (auto paths = yaml::get_string_list(n, "paths", ctx)) {
-    for (const auto& p : *paths) src.paths.push_back(resolve(base_dir, p));
+    for (const auto& p : *paths) src.paths.push_back(resolve_config_path(base_dir, p));
   }
   if (src.paths.empty()) ctx.error(n, "file source '" + src.name + "' needs paths");
   if (auto v = yaml::get_string(n, "start_at", ctx)) {
@@ -281,7 +273,7 @@ void Loader::load_actions(const YAML::Node& map, const Ctx& ctx) {
     if (a.hook.argv.empty() || a.hook.argv[0].empty()) {
       ctx.error(n, "action '" + name + "' needs argv (the hook program and its arguments)");
     } else if (a.hook.argv[0].find('/') != std::string::npos) {
-      a.hook.argv[0] = resolve(base_dir, a.hook.argv[0]);
+      a.hook.argv[0] = resolve_config_path(base_dir, a.hook.argv[0]);
     }
     if (auto v = yaml::get_duration(n, "timeout", ctx)) a.hook.timeout = *v;
     if (auto v = yaml::get_duration(n, "kill_grace", ctx)) a.hook.kill_grace = *v;
@@ -470,13 +462,8 @@ void Loader::check_action_refs(const YAML::Node& policy, const Ctx& ctx,
 void Loader::load_includes(const YAML::Node& origin, const Ctx& ctx) {
   std::set<std::string> seen;
   for (const auto& pattern : cfg.include) {
-    glob_t g{};
-    const int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
-    std::vector<std::string> files;
-    if (rc == 0) {
-      for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
-    }
-    globfree(&g);
+    // The sources' own glob dialect (`**` included), in sorted order.
+    const std::vector<std::string> files = glob_expand(pattern, nullptr);
     if (files.empty()) {
       if (!has_wildcard(pattern)) {
         ctx.error(origin, "included rule file '" + pattern + "' does not exist");

@@ -1,13 +1,10 @@
 #include "daemon/config/kmsg_source_config.hpp"
 
+#include "daemon/config/paths.hpp"
+
 #include <filesystem>
 
 namespace faultd {
-
-std::string resolve_config_path(const std::string& base_dir, const std::string& path) {
-  if (path.empty() || path.front() == '/') return path;
-  return (std::filesystem::path(base_dir) / path).lexically_normal().string();
-}
 
 std::optional<KmsgSourceConfig> load_kmsg_source(const YAML::Node& n, const std::string& name,
                                                  const std::string& base_dir,

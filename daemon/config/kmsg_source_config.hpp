@@ -24,7 +24,4 @@ namespace faultd {
 std::optional<KmsgSourceConfig> load_kmsg_source(const YAML::Node& n, const std::string& name,
                                                  const std::string& base_dir, const yaml::Ctx& ctx);
 
-// A path from a config file: absolute as is, relative against the config file's directory.
-std::string resolve_config_path(const std::string& base_dir, const std::string& path);
-
 }  // namespace faultd

@@ -1,6 +1,6 @@
 #include "daemon/config/overflow_dump_source_config.hpp"
 
-#include "daemon/config/kmsg_source_config.hpp"  // resolve_config_path
+#include "daemon/config/paths.hpp"
 
 namespace faultd {
 
@@ -16,7 +16,7 @@ std::optional<OverflowDumpSourceConfig> load_overflow_dump_source(const YAML::No
   if (auto v = yaml::get_string(n, "root", ctx)) {
     if (v->empty()) {
       ctx.error(n["root"], "root must not be empty");
-    } else if (v->find_first_of("*?[") != std::string::npos) {
+    } else if (has_wildcard(*v)) {
       ctx.error(n["root"], "root is a directory, not a glob (the whole tree below it is watched)");
     }
     c.root = resolve_config_path(base_dir, *v);

@@ -499,15 +499,6 @@ TEST_CASE("invalid configuration is refused at construction", "[collectors][file
   CHECK_THROWS_AS(FileSource(config, nullptr), std::invalid_argument);
 }
 
-TEST_CASE("matches_path routes files by the source's globs", "[collectors][file]") {
-  auto config = config_for("/var/log/training/**/*.log");
-  config.paths.push_back("/root/ascend/log/debug/plog/plog-*.log");
-  FileSource source(config, nullptr);
-  CHECK(source.matches_path("/var/log/training/x/y/rank0.log"));
-  CHECK(source.matches_path("/root/ascend/log/debug/plog/plog-1_2.log"));
-  CHECK_FALSE(source.matches_path("/var/log/syslog"));
-}
-
 TEST_CASE("FIFOs and directories matching the glob are skipped without blocking",
           "[collectors][file]") {
   TempDir dir;

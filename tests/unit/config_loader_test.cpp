@@ -149,6 +149,23 @@ TEST_CASE("YAML syntax errors and rule errors in included files name their own f
   CHECK_THAT(errors, Catch::Contains(dir.file("rules.d/broken.yaml") + ":2:"));
 }
 
+TEST_CASE("include: takes the sources' glob dialect, ** included, in sorted order", "[config]") {
+  TempDir dir;
+  std::string second = kRule;
+  second.replace(second.find("test.asd"), 8, "test.two");
+  dir.write("rules.d/vendor/b/two.yaml", second);
+  dir.write("rules.d/a/one.yaml", kRule);
+  dir.write("rules.d/a/notes.txt", "not a rule file");
+  std::string errors;
+  auto cfg = load(dir, "include: [\"rules.d/**/*.yaml\"]\n", errors);
+  INFO(errors);
+  REQUIRE(cfg);
+  REQUIRE(cfg->rule_files.size() == 2);
+  CHECK(cfg->rule_files[0] == dir.file("rules.d/a/one.yaml"));
+  CHECK(cfg->rule_files[1] == dir.file("rules.d/vendor/b/two.yaml"));
+  CHECK(cfg->rules->size() == 2);
+}
+
 TEST_CASE("duplicate rule ids across files are refused", "[config]") {
   TempDir dir;
   dir.write("rules.d/a.yaml", kRule);
