@@ -13,6 +13,8 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,6 +54,11 @@ struct SourceStats {
     return errors[static_cast<size_t>(kind)].load(std::memory_order_relaxed);
   }
 };
+
+// Where stored read positions come from (the store in production, a map in tests). Called for
+// each newly discovered file (or record stream); the source verifies the fingerprint itself.
+using PositionLookup = std::function<std::optional<ReadPosition>(const std::string& source,
+                                                                 uint64_t dev, uint64_t ino)>;
 
 // The consumer of chunks. Returns false when the chunk could not be committed (e.g. the store
 // is failing): the source then keeps its position and offers the same bytes again later.

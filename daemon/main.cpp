@@ -9,12 +9,13 @@
 #include "daemon/app/app.hpp"
 #include "daemon/app/logging.hpp"
 #include "daemon/app/replay.hpp"
+#include "daemon/core/exit_codes.hpp"
 #include "daemon/config/config.hpp"
 
 namespace {
 
-constexpr int kExitUsage = 64;
-constexpr int kExitConfig = 78;
+using faultd::kExitConfig;
+using faultd::kExitUsage;
 
 void usage(std::ostream& out) {
   out << "usage: faultd [--config PATH]                 run in the foreground\n"

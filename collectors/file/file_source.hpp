@@ -81,10 +81,6 @@ struct FileSourceConfig {
   friend bool operator==(const FileSourceConfig&, const FileSourceConfig&) = default;
 };
 
-// Where stored read positions come from (the store in production, a map in tests).
-// Called for each newly discovered file; the source verifies the fingerprint itself.
-using PositionLookup = std::function<std::optional<ReadPosition>(const std::string& source,
-                                                                 uint64_t dev, uint64_t ino)>;
 
 class FileSource final : public Source {
  public:

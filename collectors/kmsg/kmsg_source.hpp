@@ -41,7 +41,7 @@
 #include <string_view>
 
 #include "collectors/collector.hpp"
-#include "collectors/file/file_source.hpp"  // PositionLookup
+#include "collectors/collector.hpp"
 
 namespace faultd {
 

@@ -42,7 +42,7 @@
 #include <string>
 
 #include "collectors/collector.hpp"
-#include "collectors/file/file_source.hpp"  // PositionLookup
+#include "collectors/collector.hpp"
 #include "collectors/overflow_dump/dump_path.hpp"
 #include "collectors/overflow_dump/overflow_status.hpp"
 

@@ -1,5 +1,7 @@
 #include "daemon/actions/action_manager.hpp"
 
+#include "daemon/state/store.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include "daemon/core/json.hpp"

@@ -22,9 +22,11 @@
 
 #include "daemon/actions/hook_runner.hpp"
 #include "daemon/core/clock.hpp"
-#include "daemon/state/store.hpp"
+#include "daemon/state/records.hpp"
 
 namespace faultd {
+
+class Store;
 
 struct ActionConfig {
   std::string name;  // isolate, resume, diagnose, or any operator-chosen name

@@ -24,6 +24,7 @@
 #include "daemon/control/control_server.hpp"
 #include "daemon/control/webhook_server.hpp"
 #include "daemon/core/clock.hpp"
+#include "daemon/core/exit_codes.hpp"
 #include "daemon/export/metrics.hpp"
 #include "daemon/pipeline/pipeline.hpp"
 #include "daemon/state/store.hpp"
@@ -35,10 +36,6 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
-constexpr int kExitConfig = 78;
-// The state database cannot be opened (damaged, read-only, newer schema): restarting cannot fix
-// it, so the unit lists this code in RestartPreventExitStatus (EX_CANTCREAT).
-constexpr int kExitStore = 73;
 constexpr auto kDetectorTick = std::chrono::seconds(1);
 // Descriptors kept out of the file sources' reach: sockets (metrics, control, webhook and their
 // clients), SQLite, inotify, epoll and timer fds, hooks' and commands' pipes.

@@ -19,7 +19,7 @@
 #include "daemon/core/fault_code.hpp"
 #include "daemon/core/types.hpp"
 #include "daemon/state/device_view.hpp"
-#include "daemon/state/store.hpp"
+#include "daemon/state/records.hpp"
 #include "rules/detectors/bank.hpp"
 #include "rules/matcher.hpp"
 

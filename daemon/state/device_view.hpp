@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/state/store.hpp"
+#include "daemon/state/records.hpp"
 
 namespace faultd {
 

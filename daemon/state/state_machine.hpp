@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "daemon/core/types.hpp"
-#include "daemon/state/store.hpp"
+#include "daemon/state/records.hpp"
 
 namespace faultd {
 

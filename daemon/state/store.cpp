@@ -1,7 +1,5 @@
 #include "daemon/state/store.hpp"
 
-#include "daemon/core/enum_names.hpp"
-
 #include <array>
 #include <limits>
 #include <optional>
@@ -282,16 +280,6 @@ void bind_identity(Statement& s, int dev_index, int ino_index, const FileIdentit
 
 // ---------------------------------------------------------------------------------------------
 
-namespace {
-constexpr std::array<std::string_view, 6> kActionStatusNames = {
-    "pending", "running", "success", "failure", "timeout", "skipped"};
-}  // namespace
-
-std::string_view to_string(ActionStatus s) { return name_of(kActionStatusNames, s); }
-
-std::optional<ActionStatus> parse_action_status(std::string_view s) {
-  return enum_named<ActionStatus>(kActionStatusNames, s);
-}
 
 // Prepared once, on first use, for the statements every committed finding runs.
 struct Store::Cache {

@@ -34,6 +34,7 @@
 
 #include "daemon/core/types.hpp"
 #include "daemon/state/lifecycle.hpp"
+#include "daemon/state/records.hpp"
 
 struct sqlite3;
 
@@ -42,40 +43,6 @@ namespace faultd {
 class StoreError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-};
-
-struct DeviceRecord {
-  std::string device;
-  DeviceState state = DeviceState::Healthy;
-  std::string reason;
-  int64_t fault_id = 0;  // the incident holding the device in this state (0: none)
-  FaultLevel level = FaultLevel::NotHandleFault;
-  std::string rule;
-  std::string code;
-  TimePoint since{};  // time of the last transition
-  // The last diagnosis verdict while not healthy: "", "passed", "faulty" (marked for repair).
-  std::string verdict;
-  bool acked = false;  // an operator acknowledged the current incident
-  std::string ack_reason;
-};
-
-enum class ActionStatus { Pending, Running, Success, Failure, Timeout, Skipped };
-std::string_view to_string(ActionStatus s);
-std::optional<ActionStatus> parse_action_status(std::string_view s);
-
-struct ActionRecord {
-  int64_t id = 0;
-  std::string action;
-  std::string device;
-  int64_t fault_id = 0;
-  ActionStatus status = ActionStatus::Pending;
-  int attempts = 0;
-  int exit_code = -1;  // last exit code, -1 when none (signal, not started)
-  std::string output;  // capped hook output of the last attempt
-  std::string detail;  // why: "dry run", "timeout after 60s", "waiting for isolate", ...
-  TimePoint created{};
-  TimePoint started{};
-  TimePoint finished{};
 };
 
 struct FaultQuery {

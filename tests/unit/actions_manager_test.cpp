@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "daemon/actions/action_manager.hpp"
+#include "daemon/state/store.hpp"
 #include "tests/support/fake_clock.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -1,0 +1,48 @@
+// The rows of the store as plain values: a device's state and an action journal entry. Kept
+// apart from the SQLite Store so that the pure parts (the state machine, the exporter, the action
+// manager's interface) can use them without the database.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "daemon/core/types.hpp"
+
+namespace faultd {
+
+struct DeviceRecord {
+  std::string device;
+  DeviceState state = DeviceState::Healthy;
+  std::string reason;
+  int64_t fault_id = 0;  // the incident holding the device in this state (0: none)
+  FaultLevel level = FaultLevel::NotHandleFault;
+  std::string rule;
+  std::string code;
+  TimePoint since{};  // time of the last transition
+  // The last diagnosis verdict while not healthy: "", "passed", "faulty" (marked for repair).
+  std::string verdict;
+  bool acked = false;  // an operator acknowledged the current incident
+  std::string ack_reason;
+};
+
+enum class ActionStatus { Pending, Running, Success, Failure, Timeout, Skipped };
+std::string_view to_string(ActionStatus s);
+std::optional<ActionStatus> parse_action_status(std::string_view s);
+
+struct ActionRecord {
+  int64_t id = 0;
+  std::string action;
+  std::string device;
+  int64_t fault_id = 0;
+  ActionStatus status = ActionStatus::Pending;
+  int attempts = 0;
+  int exit_code = -1;  // last exit code, -1 when none (signal, not started)
+  std::string output;  // capped hook output of the last attempt
+  std::string detail;  // why: "dry run", "timeout after 60s", "waiting for isolate", ...
+  TimePoint created{};
+  TimePoint started{};
+  TimePoint finished{};
+};
+
+}  // namespace faultd
