@@ -9,8 +9,8 @@
 #include "daemon/app/app.hpp"
 #include "daemon/app/logging.hpp"
 #include "daemon/app/replay.hpp"
-#include "daemon/core/exit_codes.hpp"
 #include "daemon/config/config.hpp"
+#include "daemon/core/exit_codes.hpp"
 
 namespace {
 
@@ -61,8 +61,8 @@ int replay(const std::string& path, const std::vector<std::string>& files,
     const auto parser =
         faultd::parse_command_parser(parser_name == "nvidia_smi" ? "nvidia_smi_bus" : parser_name);
     if (!parser) {
-      std::cerr << "faultd: unknown parser '" << parser_name << "' (known: "
-                << faultd::command_parser_names() << ")\n";
+      std::cerr << "faultd: unknown parser '" << parser_name
+                << "' (known: " << faultd::command_parser_names() << ")\n";
       return kExitUsage;
     }
     sum = faultd::replay_outputs(*cfg, *parser, files, std::cout, std::cerr);
@@ -71,8 +71,8 @@ int replay(const std::string& path, const std::vector<std::string>& files,
   const double mb = static_cast<double>(sum.bytes) / 1e6;
   std::cerr << "replay: " << sum.files << " file(s), " << sum.bytes << " bytes, " << sum.lines
             << " lines, " << sum.findings << " finding(s)"
-            << (sum.garbled > 0 ? ", " + std::to_string(sum.garbled) + " not parsed" : "") << " in " << sum.seconds << " s ("
-            << (sum.seconds > 0 ? mb / sum.seconds : 0.0) << " MB/s)\n";
+            << (sum.garbled > 0 ? ", " + std::to_string(sum.garbled) + " not parsed" : "") << " in "
+            << sum.seconds << " s (" << (sum.seconds > 0 ? mb / sum.seconds : 0.0) << " MB/s)\n";
   return sum.unreadable > 0 ? 1 : 0;
 }
 

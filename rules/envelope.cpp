@@ -69,10 +69,14 @@ size_t json_string(std::string_view s, std::string& out) {
         for (size_t k = 1; k <= 4; ++k) {
           const char h = s[i + k];
           v <<= 4;
-          if (h >= '0' && h <= '9') v |= static_cast<unsigned>(h - '0');
-          else if (h >= 'a' && h <= 'f') v |= static_cast<unsigned>(h - 'a' + 10);
-          else if (h >= 'A' && h <= 'F') v |= static_cast<unsigned>(h - 'A' + 10);
-          else return 0;
+          if (h >= '0' && h <= '9')
+            v |= static_cast<unsigned>(h - '0');
+          else if (h >= 'a' && h <= 'f')
+            v |= static_cast<unsigned>(h - 'a' + 10);
+          else if (h >= 'A' && h <= 'F')
+            v |= static_cast<unsigned>(h - 'A' + 10);
+          else
+            return 0;
         }
         i += 4;
         // UTF-8 for the BMP (surrogate halves are kept as their three bytes, never valid text)
@@ -119,8 +123,8 @@ size_t cri_prefix(std::string_view line, Envelope& env) {
   if (space == std::string_view::npos || space > 40) return 0;
   const std::string_view rest = line.substr(space + 1);
   for (std::string_view stream : {"stdout", "stderr"}) {
-    if (rest.starts_with(stream) && rest.size() > stream.size() + 3 &&
-        rest[stream.size()] == ' ' && (rest[stream.size() + 1] == 'F' || rest[stream.size() + 1] == 'P') &&
+    if (rest.starts_with(stream) && rest.size() > stream.size() + 3 && rest[stream.size()] == ' ' &&
+        (rest[stream.size() + 1] == 'F' || rest[stream.size() + 1] == 'P') &&
         rest[stream.size() + 2] == ' ') {
       env.stream = std::string(stream);
       return space + 1 + stream.size() + 3;
@@ -134,8 +138,8 @@ size_t syslog_prefix(std::string_view line, Envelope& env) {
   static const RE2 re(
       R"(^(?:[A-Z][a-z]{2} [ 0-3]\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?) ([\w.-]{1,64}) [\w./()-]{1,64}?(?:\[(\d{1,10})\])?: )");
   re2::StringPiece subs[3];
-  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::ANCHOR_START,
-                subs, 3)) {
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::ANCHOR_START, subs,
+                3)) {
     return 0;
   }
   env.host = std::string(subs[1].data(), subs[1].size());

@@ -33,7 +33,7 @@ struct Envelope {
   std::string host;
   std::string pid;
   std::string rank;
-  std::string path;  // the file a `grep -rn` line came from
+  std::string path;     // the file a `grep -rn` line came from
   std::string decoded;  // backing store when a wrapper had to be decoded (JSON, ANSI)
   int layers = 0;       // wrappers removed
 };

@@ -131,7 +131,8 @@ void parse_match(const YAML::Node& match, RuleSpec& spec, const Ctx& ctx) {
 }
 
 void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
-  if (!yaml::check_map(fault, "fault", {"code", "level", "default_level", "level_from"}, ctx)) return;
+  if (!yaml::check_map(fault, "fault", {"code", "level", "default_level", "level_from"}, ctx))
+    return;
   if (auto field = yaml::get_string(fault, "level_from", ctx)) spec.level_from = *field;
   if (auto code = yaml::get_string(fault, "code", ctx)) {
     std::string error;

@@ -466,7 +466,8 @@ class Scanner {
     std::vector<uint64_t>* progress = nullptr;
     for (size_t g = 0; g < spec.lines.size(); ++g) {
       if (!contains_all(line, spec.lines[g])) continue;
-      if (progress == nullptr) progress = &file().progress[static_cast<size_t>(rule.multiline_slot)];
+      if (progress == nullptr)
+        progress = &file().progress[static_cast<size_t>(rule.multiline_slot)];
       (*progress)[g] = line_number;
     }
     if (progress == nullptr) return false;
@@ -576,8 +577,8 @@ class Scanner {
     return spec.fault_level ? *spec.fault_level : set_.levels.resolve(code);
   }
 
-  void emit(const CompiledRule& rule, std::string_view line, std::string_view message,
-            size_t start, uint64_t line_number) {
+  void emit(const CompiledRule& rule, std::string_view line, std::string_view message, size_t start,
+            uint64_t line_number) {
     const char* device_from = nullptr;
     auto lookup = [&](std::string_view name) {
       if (name != "device") return field(name);
@@ -644,7 +645,7 @@ class Scanner {
   std::vector<re2::StringPiece> subs_;
   std::vector<uint32_t> ids_;
   std::vector<std::pair<std::string_view, std::string_view>> captures_;
-  Envelope env_;              // the line being evaluated, unwrapped
+  Envelope env_;               // the line being evaluated, unwrapped
   std::string_view line_pid_;  // its process id, if it names one
 };
 

@@ -324,7 +324,8 @@ struct CommandSource::Impl {
       return true;
     }
     const std::string device = run.device.empty() ? flag_value(run.argv, "-i") : run.device;
-    auto observation = observe(config.parser, run.output, device, flag_value(run.argv, "-c"), error);
+    auto observation =
+        observe(config.parser, run.output, device, flag_value(run.argv, "-c"), error);
     if (!observation) {
       stats.count_error(SourceErrorKind::Parse);
       return false;

@@ -272,15 +272,10 @@ struct FileSource::Impl {
   }
 
   bool offer(FollowedFile& f, const LineBuffer::Pending& p, TimePoint now, ChunkSink& sink) {
-    Chunk chunk;
+    Chunk chunk = p.chunk();
     chunk.source = config.name;
     chunk.path = f.path;
     chunk.identity = f.identity;
-    chunk.start_offset = p.start_offset;
-    chunk.end_offset = p.end_offset;
-    chunk.first_line = p.first_line;
-    chunk.end_line = p.end_line;
-    chunk.data = p.data;
     chunk.path_fields = &f.fields;
     chunk.noticed = now;
     bool committed = false;

@@ -81,7 +81,6 @@ struct FileSourceConfig {
   friend bool operator==(const FileSourceConfig&, const FileSourceConfig&) = default;
 };
 
-
 class FileSource final : public Source {
  public:
   // Throws std::invalid_argument if path_fields does not compile (config validation has

@@ -8,7 +8,6 @@
 #include <set>
 #include <tuple>
 
-
 namespace faultd {
 namespace glob {
 namespace {

@@ -1,6 +1,7 @@
 // The project's one glob dialect, for file sources, `include:` and --replay's routing: pure
-// matching (`glob_match`) and a directory walk that also reports every directory it looked into, so the source can put
-// an inotify watch on exactly the directories where a matching file could appear.
+// matching (`glob_match`) and a directory walk that also reports every directory it looked into, so
+// the source can put an inotify watch on exactly the directories where a matching file could
+// appear.
 //
 // Lifecycle: stateless functions; one walk per rescan. Threading: no shared state.
 #pragma once

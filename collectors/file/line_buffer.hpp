@@ -21,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "daemon/core/types.hpp"
+
 namespace faultd {
 
 class LineBuffer {
@@ -32,6 +34,16 @@ class LineBuffer {
     uint64_t first_line = 1;
     uint64_t end_line = 0;
     uint64_t lines() const { return end_line + 1 - first_line; }
+    // The chunk of these lines (offsets, line numbers, data); the caller names its source.
+    Chunk chunk() const {
+      Chunk c;
+      c.start_offset = start_offset;
+      c.end_offset = end_offset;
+      c.first_line = first_line;
+      c.end_line = end_line;
+      c.data = data;
+      return c;
+    }
   };
 
   LineBuffer(size_t max_line_bytes, size_t max_chunk_bytes);

@@ -41,7 +41,6 @@
 #include <string_view>
 
 #include "collectors/collector.hpp"
-#include "collectors/collector.hpp"
 
 namespace faultd {
 

@@ -42,7 +42,6 @@
 #include <string>
 
 #include "collectors/collector.hpp"
-#include "collectors/collector.hpp"
 #include "collectors/overflow_dump/dump_path.hpp"
 #include "collectors/overflow_dump/overflow_status.hpp"
 

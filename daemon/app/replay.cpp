@@ -77,14 +77,9 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
   std::vector<Finding> findings;
   const int error =
       read_lines(fd, route.max_line_bytes, kReadBytes, [&](const LineBuffer::Pending& p) {
-        Chunk c;
+        Chunk c = p.chunk();
         c.source = route.source;
         c.path = path;
-        c.start_offset = p.start_offset;
-        c.end_offset = p.end_offset;
-        c.first_line = p.first_line;
-        c.end_line = p.end_line;
-        c.data = p.data;
         c.path_fields = &route.path_fields;
         const TimePoint now = SystemClock::now();
         c.noticed = now;
@@ -172,7 +167,8 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
       continue;
     }
     if (output.size() > kMaxOutputBytes) {
-      err << "faultd: " << path << ": more than " << kMaxOutputBytes << " bytes: not a command's output\n";
+      err << "faultd: " << path << ": more than " << kMaxOutputBytes
+          << " bytes: not a command's output\n";
       ++sum.unreadable;
       continue;
     }
@@ -180,9 +176,8 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
     // A capture often starts with the command that printed it: its -i/-c name the device.
     const CommandLine command = leading_command(output);
     std::string error;
-    const auto observation =
-        observe(parser, std::string_view(output).substr(command.length), command.device,
-                command.chip, error);
+    const auto observation = observe(parser, std::string_view(output).substr(command.length),
+                                     command.device, command.chip, error);
     if (!observation) {
       // Not the parser's output (or cut off): said, and no finding, like a failed poll.
       err << "faultd: " << path << ": not " << to_string(parser) << " output: " << error << '\n';
@@ -191,7 +186,8 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
     }
     std::vector<std::string> lines;
     for (const auto& gpu : observation->gpus) lines.push_back(format_gpu_record(gpu));
-    for (const auto& line : HealthTracker(std::string(record_prefix(parser))).diff(observation->health)) {
+    for (const auto& line :
+         HealthTracker(std::string(record_prefix(parser))).diff(observation->health)) {
       lines.push_back(line);
     }
     std::string data;

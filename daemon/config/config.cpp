@@ -12,10 +12,10 @@
 
 #include "collectors/file/glob.hpp"
 #include "daemon/config/command_source_config.hpp"
-#include "daemon/config/paths.hpp"
-#include "daemon/core/fault_code.hpp"
 #include "daemon/config/kmsg_source_config.hpp"
 #include "daemon/config/overflow_dump_source_config.hpp"
+#include "daemon/config/paths.hpp"
+#include "daemon/core/fault_code.hpp"
 #include "daemon/core/yaml_check.hpp"
 #include "rules/catalogs/mindcluster.hpp"
 
@@ -111,14 +111,16 @@ void Loader::load_main(const std::string& path) {
   const YAML::Node& r = *root;
   cfg.node = yaml::get_string(r, "node", ctx).value_or("");
   if (cfg.node.empty()) cfg.node = host_name();
-  if (auto v = yaml::get_string(r, "state_dir", ctx)) cfg.state_dir = resolve_config_path(base_dir, *v);
+  if (auto v = yaml::get_string(r, "state_dir", ctx))
+    cfg.state_dir = resolve_config_path(base_dir, *v);
 
   if (auto m = r["metrics"]; m.IsDefined() && yaml::check_map(m, "metrics", {"listen"}, ctx)) {
     if (auto v = yaml::get_string(m, "listen", ctx)) cfg.metrics_listen = *v;
   }
   if (auto c = r["control"];
       c.IsDefined() && yaml::check_map(c, "control", {"socket", "group"}, ctx)) {
-    if (auto v = yaml::get_string(c, "socket", ctx)) cfg.control_socket = resolve_config_path(base_dir, *v);
+    if (auto v = yaml::get_string(c, "socket", ctx))
+      cfg.control_socket = resolve_config_path(base_dir, *v);
     if (auto v = yaml::get_string(c, "group", ctx)) cfg.control_group = *v;
   }
   if (auto w = r["webhook"];

@@ -5,8 +5,8 @@
 namespace faultd {
 
 namespace {
-constexpr std::array<std::string_view, 6> kActionStatusNames = {
-    "pending", "running", "success", "failure", "timeout", "skipped"};
+constexpr std::array<std::string_view, 6> kActionStatusNames = {"pending", "running", "success",
+                                                                "failure", "timeout", "skipped"};
 }  // namespace
 
 std::string_view to_string(ActionStatus s) { return name_of(kActionStatusNames, s); }

@@ -280,7 +280,6 @@ void bind_identity(Statement& s, int dev_index, int ino_index, const FileIdentit
 
 // ---------------------------------------------------------------------------------------------
 
-
 // Prepared once, on first use, for the statements every committed finding runs.
 struct Store::Cache {
   std::optional<Statement> insert_fault;

@@ -19,5 +19,4 @@ namespace faultd::catalogs {
 std::optional<nlohmann::json> read_json_file(const std::string& path, const std::string& what,
                                              ErrorList& errors);
 
-
 }  // namespace faultd::catalogs

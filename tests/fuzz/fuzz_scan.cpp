@@ -48,8 +48,8 @@ bool valid_code(const std::string& code) {
 }
 
 void scan_part(const faultd::RuleSet& rules, std::string_view data, size_t start, size_t end,
-               uint64_t first_line, const faultd::Fields& fields,
-               std::vector<faultd::Finding>& out, faultd::ScanContext& context) {
+               uint64_t first_line, const faultd::Fields& fields, std::vector<faultd::Finding>& out,
+               faultd::ScanContext& context) {
   faultd::Chunk chunk;
   chunk.source = "device-log";
   chunk.path = "/root/ascend/log/debug/device-0/device-0.log";

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "collectors/file/file_source.hpp"
+#include "tests/support/collectors_file_support.hpp"
 #include "tests/support/fake_clock.hpp"
 #include "tests/support/temp_dir.hpp"
-#include "tests/support/collectors_file_support.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;

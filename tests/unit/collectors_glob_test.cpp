@@ -10,8 +10,8 @@
 
 #include "collectors/file/file_source.hpp"
 #include "collectors/file/glob.hpp"
-#include "tests/support/temp_dir.hpp"
 #include "tests/support/collectors_file_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using faultd::testing::TempDir;

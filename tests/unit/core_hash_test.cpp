@@ -20,7 +20,10 @@ TEST_CASE("fnv1a64: the published FNV-1a 64-bit vectors", "[core][hash]") {
 
 TEST_CASE("fnv1a64: keys stored with the legacy seed do not change", "[core][hash]") {
   // The command source's stream key for (source "npu-health", device "3").
-  CHECK(fnv1a64(std::string("npu-health\0" "3", 12), kFnvLegacySeed) == 0x55dd579c4666fef0ULL);
+  CHECK(fnv1a64(std::string("npu-health\0"
+                            "3",
+                            12),
+                kFnvLegacySeed) == 0x55dd579c4666fef0ULL);
   // The Alertmanager intake's key for an alert's fingerprint and start time.
   CHECK(fnv1a64("0123abcd@2026-11-24T01:02:03.456Z", kFnvLegacySeed) == 0x9d805a420cca3680ULL);
   CHECK(kFnvLegacySeed != kFnvOffsetBasis);

@@ -91,15 +91,10 @@ std::vector<Finding> match_file(const std::shared_ptr<const RuleSet>& set, const
   const int fd = ::open(input.c_str(), O_RDONLY | O_CLOEXEC);
   REQUIRE(fd >= 0);
   const int error = read_lines(fd, 64 * 1024, chunk_bytes, [&](const LineBuffer::Pending& p) {
-    Chunk chunk;
+    Chunk chunk = p.chunk();
     chunk.source = source;
     chunk.path = path;
     chunk.identity = {1, 2, 3, 4};
-    chunk.start_offset = p.start_offset;
-    chunk.end_offset = p.end_offset;
-    chunk.first_line = p.first_line;
-    chunk.end_line = p.end_line;
-    chunk.data = p.data;
     chunk.path_fields = &fields;
     std::vector<Finding> found;
     matcher.scan(chunk, TimePoint{}, found);

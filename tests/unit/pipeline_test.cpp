@@ -9,8 +9,8 @@
 #include "daemon/pipeline/pipeline.hpp"
 #include "rules/rule.hpp"
 #include "tests/support/fake_clock.hpp"
-#include "tests/support/temp_dir.hpp"
 #include "tests/support/state_store_fixtures.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;

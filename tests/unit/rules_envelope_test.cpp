@@ -31,8 +31,9 @@ TEST_CASE("envelope: the CRI format of /var/log/pods", "[rules][envelope]") {
 
 TEST_CASE("envelope: docker json-file lines are decoded", "[rules][envelope]") {
   Envelope env;
-  unwrap(R"({"log":"[rank3]: RuntimeError: CUDA error: \"an illegal\" memory access\n","stream":"stderr","time":"2024-01-01T00:00:00Z"})",
-         env);
+  unwrap(
+      R"({"log":"[rank3]: RuntimeError: CUDA error: \"an illegal\" memory access\n","stream":"stderr","time":"2024-01-01T00:00:00Z"})",
+      env);
   CHECK(env.message == "RuntimeError: CUDA error: \"an illegal\" memory access");
   CHECK(env.stream == "stderr");
   CHECK(env.rank == "3");
@@ -155,16 +156,17 @@ rules:
     CHECK(s.findings[0].text == "device-4/device-1_2.log:7:[ERROR] boom");  // evidence: the line
   }
   SECTION("a spelling on the line") {
-    const auto s = faultd::testing::scan(*set, "2024-01-01T00:00:00Z stderr F [ERROR] boom device_id=2\n");
+    const auto s =
+        faultd::testing::scan(*set, "2024-01-01T00:00:00Z stderr F [ERROR] boom device_id=2\n");
     REQUIRE(s.findings.size() == 1);
     CHECK(s.findings[0].device == "2");
     CHECK(s.findings[0].device_from == "line");
   }
   SECTION("the process's device from an earlier line of the same file, within one context") {
     ScanContext context;
-    const auto first = faultd::testing::scan(
-        *set, "[ERROR] RUNTIME(150840,python):t boom device_id=5\n", "plog", nullptr, 1, 0,
-        &context);
+    const auto first =
+        faultd::testing::scan(*set, "[ERROR] RUNTIME(150840,python):t boom device_id=5\n", "plog",
+                              nullptr, 1, 0, &context);
     REQUIRE(first.findings.size() == 1);
     CHECK(first.findings[0].device_from == "line");
     const auto later = faultd::testing::scan(*set, "[ERROR] RUNTIME(150840,python):t boom again\n",

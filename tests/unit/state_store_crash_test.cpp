@@ -12,8 +12,8 @@
 #include <string>
 
 #include "daemon/state/store.hpp"
-#include "tests/support/temp_dir.hpp"
 #include "tests/support/state_store_fixtures.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using faultd::testing::sample_finding;

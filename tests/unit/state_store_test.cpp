@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "daemon/state/store.hpp"
-#include "tests/support/temp_dir.hpp"
 #include "tests/support/state_store_fixtures.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using faultd::testing::at_ms;
