@@ -63,10 +63,14 @@ def none(line):
 rng = random.Random(11)
 
 # Ordinary lines of each kind of log, none of which may match. Verbatim lines from
-# docs/log-formats.md §2 and §4 plus the same shapes with varying numbers.
+# docs/log-formats.md §2 and §4 plus the same shapes with varying numbers, and two lines of the
+# project's corpus (tests/corpus: a DRV memory statistics EVENT line of PaddlePaddle/
+# PaddleCustomDevice#690 and torch_npu's CPU fallback warning of opendatalab/MinerU#1695). The
+# RUNTIME "Task exception!" line and MindSpore's "retcode: 507011" line, noise here before, are
+# fault reports (ascend.runtime.task-exception, ascend.runtime.error-code).
 PLOG_NOISE = [
     "[INFO] RUNTIME(10972,python):2023-09-23-05:41:41.001.%03d [stream.cc:%d]49835 StreamSynchronize: stream_id=%d, sync succeeded",
-    "[ERROR] RUNTIME(160186,python):2023-01-10-09:25:45.322.063 [engine.cc:1263]163618 ReportExceptProc:Task exception! device_id=0, stream_id=17, task_id=43, type=13, retCode=0x91, [the model stream execute failed].",
+    "[EVENT] DRV(3536113,python):2023-07-14-20:36:01.130.059 [ascend][curpid: 3536113, 3536113][drv][devmm][_devmm_mem_stats_show 152]DEV_MEM dev2 mem stats(Bytes): module_name=RUNTIME, module_id=7 current_alloced_size=27332608, alloced_peak_size=65650688.",
     "[ERROR] RUNTIME(10972,python):2023-09-23-05:41:40.256.365 [npu_driver.cc:1100]49835 DevMemAllocHugePageManaged:[INIT][DEFAULT][drv api] halMemAlloc failed:size=2097152(Byte), ... device_id=0!",
     "[ERROR] HCCL(59420,python3):2025-01-24-11:24:07.908.526 [comm_base.cc:968][107626]   |  comm error, device[0] num[1] ",
     "[TRACE] HCCL(10972,python3):2023-01-31-02:48:31.222.202 [status:init] [hcom.cc:196][hccl-10972-0-1675133310-hccl_world_group][3]hcom init by file success,...",
@@ -78,7 +82,7 @@ PLOG_NOISE = [
 TRAIN_NOISE = [
     "[WARNING] ME(573:281473062022496,MainProcess):2023-05-23-03:52:26.782.379 [mindspore/train/model.py:1079] ...",
     "- INFO - { Epoch:[  1/  2], step:[    %d/ 6500], loss: 0.000, per_step_time: 166756ms, lr: 0.0, overflow cond: False, loss_scale: 1.0, global_norm: [44.313248], train_throughput_per_npu: 2.849T",
-    "[ERROR] DEVICE(118114,ffff4effd1e0,python):2021-09-11-16:48:31.511.290 [mindspore/ccsrc/runtime/device/ascend/ascend_kernel_runtime.cc:679] DumpTaskExceptionInfo] Task fail infos task_id: 13, stream_id: 14, tid: 118198, device_id: 0, retcode: 507011 ( model execute failed)",
+    "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'torchvision::nms' is not currently supported on the NPU backend and will fall back to run on the CPU. This may have performance implications. (function npu_cpu_fallback)",
     "(train pid=8464)   File \"/usr/local/python3.10.16/lib/python3.10/site-packages/torch_npu/npu/utils.py\", line 60, in synchronize",
     "[rank7]:   File \"/home/wepsdl/conda/lib/python3.10/site-packages/llamafactory/launcher.py\", line %d, in <module>",
     "[INFO] ME(2950752:281473062022496,MainProcess):2025-08-26-10:46:%02d.000.000 [mindspore/train/callback/_loss_monitor.py:%d] epoch: 1 step: %d, loss is 2.30",
@@ -96,10 +100,16 @@ KERNEL_NOISE = [
 # Ascend
 
 AIC = "ascend.aicore.error"
+RTC, OPC, TEX, AICPU = ("ascend.runtime.error-code", "ascend.operator.error-code",
+                        "ascend.runtime.task-exception", "ascend.aicpu.error")
+COMM, RTE, DRVE, CPUE, OPE = ("ascend.cann.comm-error", "ascend.cann.runtime-error",
+                              "ascend.cann.driver-error", "ascend.cann.aicpu-error",
+                              "ascend.cann.operator-error")
 write_case("ascend-aicore-error", "training", "/var/log/training/job-7/rank-0.log", None,
     mix(TRAIN_NOISE, 150, [
         # hw-native-sys/PTOAS#482 (an aclrtSynchronizeStream failure on an A5 board)
-        none("[ERROR] aclrtSynchronizeStream(stream) failed: 507015 (/tmp/ptoas-board-monitor-a5/runs/20260415_111512_manual_pr482/npu_validation/Qwen3Tilelet/qwen3_decode_layer_incore_17/main.cpp:108)"),
+        ("[ERROR] aclrtSynchronizeStream(stream) failed: 507015 (/tmp/ptoas-board-monitor-a5/runs/20260415_111512_manual_pr482/npu_validation/Qwen3Tilelet/qwen3_decode_layer_incore_17/main.cpp:108)",
+         [(RTC, "", RBUS, "")]),
         none("[ERROR] RecentErrMsg: EZ9999: Inner Error!"),
         ("EZ9999[PID: 110830] 2026-04-15-11:19:38.491.647 (EZ9999):  The error from device(chipId:0, dieId:0), serial number is 11, there is an aicore error exception, core id is 0, error code = 95, dump info: pc start: 0x100040800008, current: 0x100040800188, sc error info: 0xffffffffffff, su error info: 0xfefffeec1efe9387,0x7fddfebff8007fff, mte error info: 0x22601000002005d, vec error info: 0, cube error info: 0, l1 error info: 0xffbf0017f6ee, aic error mask: 0x395856, para base: 0x100040200000, mte error: 0x80000000.[FUNC:ProcessDavidStarsCoreErrorInfo][FILE:device_error_proc_c.cc][LINE:580]",
          [(AIC, "0", RBUS, "")]),
@@ -113,7 +123,7 @@ write_case("ascend-aicore-error", "training", "/var/log/training/job-7/rank-0.lo
          [(AIC, "0", RBUS, "")]),
         # hiyouga/LlamaFactory#3796: EZ9999 for a missing operator binary, a software error
         none("[E OpParamMaker.cpp:273] call aclnnEqScalar failed, detail:EZ9999: Inner Error!"),
-        none("EZ9999: 2024-05-17-18:46:14.721.067  Op Equal does not has any binary."),
+        ("EZ9999: 2024-05-17-18:46:14.721.067  Op Equal does not has any binary.", [(OPE, "", NOT, "")]),
         none("        Kernel Run failed. opType: 88, Equal"),
         none("[ERROR] 2024-05-17-18:46:14 (PID:40093, Device:0, RankID:-1) ERR01005 OPS internal error"),
         # vLLM-Ascend engine log with its launcher prefix (quoted in a public repository found by
@@ -122,7 +132,8 @@ write_case("ascend-aicore-error", "training", "/var/log/training/job-7/rank-0.lo
          [(AIC, "0", RBUS, "")]),
         # torch_npu (vLLM rank prefix "[rank0]:"): the tuple line carries the device, the
         # "[Error]:" line the fault; the engine reads single lines, so the latter has none.
-        none("[rank0]:[E1028 10:45:49.568958992 compiler_depend.ts:429] operator():build/CMakeFiles/torch_npu.dir/compiler_depend.ts:34 NPU function error: call aclnnRmsNorm failed, error code is 507015"),
+        ("[rank0]:[E1028 10:45:49.568958992 compiler_depend.ts:429] operator():build/CMakeFiles/torch_npu.dir/compiler_depend.ts:34 NPU function error: call aclnnRmsNorm failed, error code is 507015",
+         [(RTC, "", RBUS, "")]),
         none("[ERROR] 2025-10-28-10:45:49 (PID:3859350, Device:0, RankID:-1) ERR00100 PTA call acl api failed"),
         ("[Error]: The aicore execution is abnormal.", [(AIC, "", RBUS, "")]),
         none("        Rectify the fault based on the error information in the ascend log."),
@@ -142,13 +153,13 @@ write_case("ascend-aicore-error", "training", "/var/log/training/job-7/rank-0.lo
         ("[Error]: The vector core execution is abnormal. Kernel task happen error, retCode=0x31, [vector core exception].",
          [(AIC, "", RBUS, "")]),
         # timeouts: 507014 "[aicore timeout]", "reason=aicore timeout", "AICORE Kernel task happen error"
-        none("RuntimeError: ACL stream synchronize failed, error code:507014"),
+        ("RuntimeError: ACL stream synchronize failed, error code:507014", [(RTC, "", RBUS, "")]),
         ("[Error]: The aicore execution times out.", [(AIC, "", RBUS, "")]),
         ("EZ9999: Kernel task happen error, retCode=0x25, [aicore timeout]", [(AIC, "", RBUS, "")]),
         ("[ERROR] 2026-07-07-07:20:43 (PID:163686, Device:1, RankID:-1) ERR00100 PTA call acl api failed.", []),
         # the CANN block names only the process; the tuple line above named its device
         ("EZ9999[PID: 163686] 2026-07-07-07:20:43.817.613 (EZ9999):  Kernel task happen error, retCode=0x25, [aicore timeout].[FUNC:PreCheckTaskErr][FILE:davinci_kernel_task.cc][LINE:1493]",
-         [(AIC, "1", RBUS, "")]),
+         [(OPE, "1", NOT, ""), (AIC, "1", RBUS, "")]),  # the operator's report and the AI Core timeout
         ("       rtMemcpyAsync execution failed, reason=aicore timeout[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:61]",
          [(AIC, "", RBUS, "")]),
         ("        AICORE Kernel task happen error, retCode=0x25.[FUNC:GetError][FILE:stream.cc][LINE:1191]",
@@ -166,7 +177,8 @@ Quoted: hw-native-sys/PTOAS#482 (EZ9999 "there is an aicore error exception" and
 error exception" continuation, device(chipId:0); the bare "EZ9999: Inner Error!" must not
 match); mindspore-lab/mindone#269 (device(0) "there is an aicore error"; its "extend info ...
 there is aicore error" companion line is not matched); hiyouga/LlamaFactory#3796 (EZ9999 "Op
-Equal does not has any binary", a software error: no match); a vLLM-Ascend engine log quoted in
+Equal does not has any binary", a software error: recorded by ascend.cann.operator-error at
+NotHandleFault); a vLLM-Ascend engine log quoted in
 a public repository (fftsplus aicore error, fftsplus aivector error, "[Error]: The aicore
 execution is abnormal.", "reason=[aicore exception]"); an Ascend operator troubleshooting
 document (the RUNTIME "GetError ... [vector core exception]." and "module_name=EZ9999" plog
@@ -174,7 +186,11 @@ lines); CANN and torch_npu logs quoted in other public repositories found by cod
 whose index does not name them ("Kernel task happen error ... [vector core exception]",
 "Aicore kernel execute failed, device_id=2", "[Error]: The vector core execution is
 abnormal.", "[aicore timeout]", "reason=aicore timeout", "AICORE Kernel task happen error"). The torch_npu tuple line "(PID:n, Device:N, RankID:n)
-ERR00100 PTA call acl api failed" alone is not a fault.
+ERR00100 PTA call acl api failed" alone is not a fault. The return codes 507014/507015 in
+"failed: 507015", "error code is 507015" and "error code:507014" are ascend.runtime.error-code's
+(RestartBusiness, no device on those lines); the EZ9999 "Kernel task happen error ... [aicore
+timeout]" report in the newest form gives the operator family's record and the AI Core
+timeout; a report of "The error from device(...)" is left to the AI Core rule.
 Composed: the last line (rank prefix + tuple + the aicore text on one line) shows the tuple
 winning as the device.""")
 
@@ -285,11 +301,11 @@ write_case("ascend-hccl-timeouts", "training", "/var/log/training/job-9/rank-8.l
         none("        The 0 stuck notify wait context info:(context_id=13, notify_id=17).[FUNC:ProcessStarsHcclFftsPlusTimeoutErrorInfo][FILE:device_error_proc.cc][LINE:1664]"),
         # Ascend/pytorch#54
         ("EI9999: 2024-10-21-10:42:00.358.410  The error from device(chipId:3, dieId:0), serial number is 9, hccl fftsplus task timeout occurred during task execution, stream_id:5, sq_id:5, task_id:38827, stuck notify num:1, timeout:30min(default).[FUNC:ProcessStarsHcclFftsPlusTimeoutErrorInfo][FILE:device_error_proc.cc][LINE:1435]",
-         [(NT, "3", RBUS, "")]),
+         [(COMM, "3", RBUS, ""), (NT, "3", RBUS, "")]),  # the EI report and the notify timeout in it
         # vllm-project/vllm-ascend#2800 (vLLM worker prefix)
         none("(VllmWorker TP1 pid=961) ERROR 09-07 01:11:09 [multiproc_executor.py:596] [ERROR] 2025-09-07-01:11:09 (PID:961, Device:1, RankID:-1) ERR00100 PTA call acl api failed"),
         ("(VllmWorker TP1 pid=961) ERROR 09-07 01:11:09 [multiproc_executor.py:596] EH9999: [PID: 961] 2025-09-07-01:11:09.333.567 synchronize stream failed, runtime result = 507048[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]",
-         [(TT, "1", RBUS, "")]),  # context: the tuple line above named the process's device
+         [(COMM, "1", RBUS, ""), (TT, "1", RBUS, "")]),  # context: the tuple line above named the process's device
         # EI0006: MindSpore "Ascend Error Message" block (public training log), and the newer
         # "Communication_Error_Get_Socket" wording (public benchmark notes)
         none("- Ascend Error Message:"),
@@ -318,7 +334,8 @@ EI0002 line does not, and the engine matches single lines); vllm-project/vllm-as
 (EI0002 with rankId[...], the "Possible Cause" advice naming HCCL_EXEC_TIMEOUT: no match);
 InternLM/lmdeploy#3354 ("runtime result = 507048", "hccl fftsplus task timeout" with
 device(chipId:5, the "Solution" advice that mentions 'error cqe': no match);
-Ascend/pytorch#54 (EI9999 hccl fftsplus task timeout, device(chipId:3);
+Ascend/pytorch#54 (EI9999 hccl fftsplus task timeout, device(chipId:3): the EI report is
+ascend.cann.comm-error's too, as is the EH9999 report of vllm-project/vllm-ascend#2800);
 vllm-project/vllm-ascend#2800 (prefixed "runtime result = 507048"); EI0006 "Getting socket
 times out" from a MindSpore Ascend Error Message block and from public benchmark notes.
 Constructed (kg-config.json patterns, no real line found): "[Get][Connection]topo exchange
@@ -459,7 +476,7 @@ forms = [
     ("[ERROR] 2025-06-25-10:45:23 (PID:13075, Device:1, RankID:8) " + F, "1"),
     ("[ERROR] 2025-06-25-10:45:23 (PID: 13075, Device: 11, RankID: 8) " + F, "11"),
     (F + ", device_id=2, stream_id=3", "2"),
-    (F + ", device_id: 3, retcode: 507015", "3"),
+    (F + ", device_id: 3, stream_id: 14", "3"),  # MindSpore's "device_id: 0, retcode: ..." form
     (F + ". Device 4 may be other processes occupying this card", "4"),
     (F + " (NPU 5; 60.97 GiB total capacity)", "5"),
     ("The error from device(chipId:6, dieId:0), " + F, "6"),
@@ -764,7 +781,8 @@ write_case("nvidia-device-plugin", "device-plugin", "/var/log/nvidia-device-plug
         ("2019/06/12 08:00:00 XidCriticalError: Xid=48, All devices will go unhealthy.", [(DPX, "", SUB, "XID48")]),
         # torch's NCCL watchdog is not a device heartbeat (constructed from ProcessGroupNCCL's message)
         none("[rank3]:[E909 09:55:46.996672294 ProcessGroupNCCL.cpp:1370] [PG 0 (default_pg) Rank 3] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1"),
-        none("[rank3]:[E909 09:55:46.996701349 ProcessGroupNCCL.cpp:621] [Rank 3] Some NCCL operations have failed or timed out."),
+        ("[rank3]:[E909 09:55:46.996701349 ProcessGroupNCCL.cpp:621] [Rank 3] Some NCCL operations have failed or timed out.",
+         [("nvidia.nccl.watchdog-timeout", "", RBUS, "")]),
     ], rng),
     note="""
 NVIDIA k8s device plugin log. Constructed from the plugin's format strings
@@ -773,8 +791,10 @@ older "..., the device will go unhealthy." and "XidCriticalError: Xid=%d, All de
 unhealthy."): the device is the GPU UUID, the code XID<n>, the level SubHealthFault (the kernel
 line of the same event carries the Xid table's level). "Xid=94 on Device=GPU-d23d91a3" is
 quoted from a public incident note. The torch ProcessGroupNCCL "Heartbeat monitor timed out!"
-(a communication watchdog, docs/log-formats.md §10) and its NCCL timeout line must not match
-(constructed from torch's messages; milabench#269 quotes the second one).""")
+(a communication watchdog, docs/log-formats.md §10) is not a device heartbeat and does not
+match; its NCCL timeout line "Some NCCL operations have failed or timed out." is the job's
+collective failure (nvidia.nccl.watchdog-timeout, RestartBusiness, no device: "[Rank 3]" is a
+rank). Both constructed from torch's messages; milabench#269 quotes the second one.""")
 
 # Every level class of the Xid table, with real lines where they were found.
 write_case("nvidia-xid-classes", "dmesg", "/var/log/dmesg-classes.log", None,
@@ -901,7 +921,8 @@ HF, HR = "ascend.npu-smi.health-fault", "ascend.npu-smi.health-recovered"
 CF, CR = "ascend.deviceinfo.fault", "ascend.deviceinfo.recovered"
 EF, ER, EN = ("ascend.device-plugin.event-fault", "ascend.device-plugin.event-recovery",
               "ascend.device-plugin.event-notice")
-ND = "ascend.noded.npu-fault-event"
+SWF, SWR = "ascend.device-plugin.switch-fault", "ascend.device-plugin.switch-recovery"
+ND, NN = "ascend.noded.npu-fault-event", "ascend.noded.node-fault-event"
 
 
 def rec(rule, dev, code):
@@ -978,11 +999,24 @@ write_case_rec(
          "nodeName:k8smaster, assertion:Occur, cardID:7, deviceID:1, faultCodes:80818C00, "
          "faultLevelName:SeparateNPU, alarmRaisedTime:2023-11-21 06:02:44",
          [(EF, "7", "SeparateNPU", "80818C00")]),
-        # look-alikes: the plugin's own log of a switch fault, kubelet's unhealthy-device
-        # message, an event of another component
-        none('[INFO]     2023/11/21 05:36:53.123456 18 devmanager/dcmi.go:512    switch subscribe '
+        # the plugin's own log of NPU switch fault events (the project's corpus: MindCluster
+        # FaultDiag fixture devicePlugin-2024-01-10T03-30-45.197.log): Assertion:0x1 occurred,
+        # no device (a switch port), the code from AssembledFaultCode
+        ('[WARN]     2024/01/10 03:28:38.643290 17      deviceswitch/ascend_switch.go:190    switch subscribe got fault:deviceswitch.SwitchFaultEvent{EventType:0x4, FaultID:0xf1ff09, AssembledFaultCode:"[0x00f1ff09,155912,cpu,na]", PeerPortDevice:0x0, PeerPortId:0x2, SwitchChipId:0x0, SwitchPortId:0x0, Severity:0x0, Assertion:0x1, EventSerialNum:0, NotifySerialNum:0, AlarmRaisedTime:0, AdditionalParam:"", AdditionalInfo:""}, faultCode:[0x00f1ff09,155912,cpu,na]',
+         [(SWF, "", SUB, "00F1FF09")]),
+        ('[WARN]     2024/01/10 03:28:38.643290 17      deviceswitch/ascend_switch.go:190    switch subscribe got fault:deviceswitch.SwitchFaultEvent{EventType:0x4, FaultID:0xf1ff09, AssembledFaultCode:"[0x00f1ff09,155912,npu,na]", PeerPortDevice:0x1, PeerPortId:0x2, SwitchChipId:0x0, SwitchPortId:0x0, Severity:0x0, Assertion:0x1, EventSerialNum:0, NotifySerialNum:0, AlarmRaisedTime:0, AdditionalParam:"", AdditionalInfo:""}, faultCode:[0x00f1ff09,155912,npu,na]',
+         [(SWF, "", SUB, "00F1FF09")]),
+        # constructed: a one-off notice (Assertion:0x2) of another code
+        ('[WARN]     2024/01/10 03:29:38.643290 17      deviceswitch/ascend_switch.go:190    switch '
+         'subscribe got fault:deviceswitch.SwitchFaultEvent{EventType:0x4, FaultID:0xf103b0, '
+         'AssembledFaultCode:"[0x00f103b0,155907,na,na]", Severity:0x0, Assertion:0x2}',
+         [(SWF, "", SUB, "00F103B0")]),
+        # the same log's recovery of a switch fault (Assertion:0x0), then look-alikes:
+        # kubelet's unhealthy-device message, an event of another component
+        ('[INFO]     2023/11/21 05:36:53.123456 18 devmanager/dcmi.go:512    switch subscribe '
              'got fault:deviceswitch.SwitchFaultEvent{EventType:0x4, FaultID:0xf1ff09, '
-             'AssembledFaultCode:"[0x00f1ff09,155912,npu,na]", Assertion:0x0}'),
+             'AssembledFaultCode:"[0x00f1ff09,155912,npu,na]", Assertion:0x0}',
+         [rec(SWR, "", "00F1FF09")]),
         none("Allocate failed due to no healthy devices present; cannot allocate unhealthy "
              "devices huawei.com/Ascend910B4-1"),
         none("Warning   BackOff   pod/train-0   Back-off restarting failed container, device "
@@ -990,12 +1024,18 @@ write_case_rec(
     ],
     note="""
 The Ascend Device Plugin's Kubernetes fault events as `kubectl get events -n kube-system`
-prints them. Quoted: the Occur event of docs/log-formats.md §6 (MindCluster common_operations.md).
-Constructed from it: the Recovery and Notice assertions (values from dcmi_interface_api.h and
-the plugin's constants.go, docs/log-formats.md §6), a 0x-prefixed code, another card. The device is
-cardID (the card npu-smi -i takes). The event's own faultLevelName is its level (the Notice's
-NotHandleFault too). Look-alikes: the plugin's switch-fault log line (quoted, docs/log-formats.md §6, a log
-prefix added), kubelet's unhealthy-device message (quoted, §6), another event with the phrase.""")
+prints them, and its own log of NPU switch fault events. Quoted: the Occur event of
+docs/log-formats.md §6 (MindCluster common_operations.md); the two switch fault lines
+(Assertion:0x1) of the project's corpus, asc_device_plugin_switch_fault_0x00f1ff09_*.log
+(xiaobingling93-pixel/Ascend-mind-cluster@6a9e7fab, component/ascend-faultdiag/test/
+st_module_testcase/kg_parse/dl_log/devicePlugin/devicePlugin-2024-01-10T03-30-45.197.log, lines
+1-2). Constructed from them: the Recovery and Notice assertions of the k8s events (values from
+dcmi_interface_api.h and the plugin's constants.go, docs/log-formats.md §6), a 0x-prefixed code,
+another card; a switch notice (Assertion:0x2) and a switch recovery (Assertion:0x0). The device
+of a k8s event is cardID (the card npu-smi -i takes); its own faultLevelName is its level (the
+Notice's NotHandleFault too). A switch event names a switch port, not an NPU: no device; the
+golden run loads no catalogue, so its level is the rule's default_level, SubHealthFault.
+Look-alikes: kubelet's unhealthy-device message (quoted, §6), another event with the phrase.""")
 
 write_case(
     "ascend-noded-events", "noded", "/var/log/mindx-dl/noded/noded.log", None,
@@ -1008,12 +1048,712 @@ write_case(
          [(ND, "3", SUB, "80818C00")]),
         none("[INFO]     2999/10/01 03:31:30.000112 311     heartbeat/heartbeat.go:88    send "
              "heartbeat: node1, heartbeat interval: 5"),
-        none("[INFO]     2999/10/01 03:31:35.462040 305     ipmimonitor/ipmi_monitor.go:206    "
-             "get fault event, [device type: CPU]-[device id: 0]-[error code: 2C000003]"),
+        ("[INFO]     2999/10/01 03:31:35.462040 305     ipmimonitor/ipmi_monitor.go:206    "
+         "get fault event, [device type: CPU]-[device id: 0]-[error code: 2C000003]",
+         [(NN, "", SUB, "2C000003")]),
+        # the project's corpus (MindCluster FaultDiag fixture, via Ascend-mind-cluster): a BMC event
+        ("[INFO]     2999/10/01 03:39:17.760916 305     ipmimonitor/ipmi_monitor.go:206    get fault event, [device type: BMC]-[device id: 255]-[error code: 2C000031]",
+         [(NN, "", SUB, "2C000031")]),
     ],
     note="""
-NodeD's log. Quoted: the NPU fault event of docs/log-formats.md §6 (MindCluster fixture).
-Constructed from it: a second event with a 0x-prefixed code, the routine heartbeat INFO line
-(documented in §6 as not a fault; wording constructed) and an event of another device type
-(CPU), which must not match. The golden run loads no catalogue, so the level is the rule's
-default_level: SubHealthFault (an IPMI fault event marks the device warning).""")
+NodeD's log. Quoted: the NPU fault event of docs/log-formats.md §6 (MindCluster fixture) and
+the BMC event of the project's corpus, asc_noded_ipmi_fault_event_bmc_2c000031.log
+(xiaobingling93-pixel/Ascend-mind-cluster@6a9e7fab, component/ascend-faultdiag/test/
+st_module_testcase/kg_parse/dl_log/noded/noded-2999-10-01T03-39-17.760.log, line 1).
+Constructed from them: a second event with a 0x-prefixed code, the routine heartbeat INFO line
+(documented in §6 as not a fault; wording constructed, no match) and an event of another device
+type (CPU). An NPU's event names the device; an event of the node's other hardware (CPU, BMC)
+is ascend.noded.node-fault-event, without a device (no NPU is at fault). The golden run loads
+no catalogue, so the level is the rules' default_level: SubHealthFault (an IPMI fault event
+marks the device warning).""")
+
+
+# ---------------------------------------------------------------------------------------------
+# Families of the packs ascend-cann-codes.yaml, ascend-runtime.yaml (return codes, task
+# exceptions, AI CPU, HCCL set-up, device memory) and nvidia-training.yaml. Most lines are
+# quoted from the project's corpus (tests/corpus/logs, whole samples kept together in order,
+# each under its file name; tests/corpus/expected.tsv names each sample's public source, and
+# each case's README lists them); the others are constructed from the formats named next to
+# them. A generator of its own keeps the cases above byte for byte as they were.
+rng = random.Random(29)
+COMM, RTE, DRVE, CPUE, OPE = ("ascend.cann.comm-error", "ascend.cann.runtime-error",
+                              "ascend.cann.driver-error", "ascend.cann.aicpu-error",
+                              "ascend.cann.operator-error")
+SA, API, LNK, HWD = ("ascend.device.status-abnormal", "ascend.hccl.api-failed",
+                     "ascend.hccl.link-error", "ascend.hccl.watchdog-timeout")
+SYS = "ascend.device.system-exception"
+
+write_case("ascend-cann-codes", "training", "/var/log/training/job-11/rank-0.log", None,
+    mix(TRAIN_NOISE, 120, [
+        # asc_torch_npu_ei0009_transport_init_create_dest_link_error_rank1.log
+        [
+            ('[rank1]: EI0009: [PID: 2225827] 2025-09-24-20:59:48.119.066 Transport init error. Reason: [Create][DestLink]Create Dest error! createLink para:rank[1]-localUserrank[1]-localIpAddr[172.16.0.114], dst_rank[0]-remoteUserrank[0]-remote_ip_addr[172.16.0.114]',
+             [(COMM, "", RBUS, "")]),
+            none("[rank1]:         Solution: Check other NPUs that are not reporting errors, or check if there are any abnormalities on the other end's NPU."),
+        ],
+        # asc_torch_npu_hccl_get_root_info_ej0003_port_already_bound_device0.log
+        [
+            ('[rank0]: RuntimeError: createHCCLComm:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:1479 HCCL function error: HcclGetRootInfo(&hcclID), error code is 11',
+             [(API, "", RBUS, "")]),
+            ('[rank0]: [ERROR] 2025-03-26-17:01:03 (PID:159, Device:0, RankID:-1) ERR02200 DIST call hccl api failed.',
+             [(API, "0", RBUS, "")]),
+            ('[rank0]: EJ0003: [PID: 159] 2025-03-26-17:01:02.816.428 Failed to bind the IP port. Reason: The IP address and port have been bound already.',
+             [(COMM, "0", RBUS, "")]),  # context: process 159
+            none('[rank0]:         TraceBack (most recent call last):'),
+            none('[rank0]:         host nic listen start failed, port[60000], return[11][FUNC:StartListenSocket][FILE:network_manager.cc][LINE:1163]'),
+        ],
+        # asc_torch_npu_ej0001_hccp_init_failed_last_process_running_device3.log
+        [
+            ('RuntimeError: [ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:64',
+             [(API, "", RBUS, "")]),
+            ('[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 DIST call hccl api failed.',
+             [(API, "3", RBUS, "")]),
+            ('EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the last training process is running.',
+             [(COMM, "", RBUS, "")]),  # names no process: no context
+        ],
+        # asc_pdsh_worker1_eh9999_107020_device_synchronize_task_timeout.log
+        [
+            ('worker-1: EH9999: 2024-07-03-11:28:40.450.757  wait for compute device to finish failed, runtime result = 107020.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]',
+             [(COMM, "", RBUS, ""), (RTC, "", RBUS, "")]),
+            none('worker-1:         TraceBack (most recent call last):'),
+            none('worker-1:  (function npuSynchronizeDevice)'),
+            ('worker-1: [W NPUStream.cpp:365] Warning: NPU warning, error code is 107020[Error]: .',
+             [(RTC, "", RBUS, "")]),
+            none('worker-1: EH9999: Inner Error!'),
+            none('worker-1:         rtDeviceSynchronize execute failed, reason=[task timeout][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]'),
+            ('worker-1: EH9999: 2024-07-03-11:28:40.451.641  wait for compute device to finish failed, runtime result = 107020.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]',
+             [(COMM, "", RBUS, ""), (RTC, "", RBUS, "")]),
+            none('worker-1:         TraceBack (most recent call last):'),
+            none('worker-1:  (function npuSynchronizeDevice)'),
+        ],
+        # asc_torch_npu_hccl_comm_init_err02200_device_id_error_device0_phy1.log
+        [
+            ('[rank0]: RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 15',
+             [(API, "", RBUS, "")]),
+            ('[rank0]: [ERROR] 2025-04-27-03:11:08 (PID:540988, Device:0, RankID:0) ERR02200 DIST call hccl api failed.',
+             [(API, "0", RBUS, "")]),
+            none('[rank0]: EE9999: Inner Error!'),
+            ('[rank0]: EE9999: [PID: 540988] 2025-04-27-03:11:08.089.335 get error: phyid:1 realDeviceId:1 is err:0x7010003[FUNC:GetDeviceIndexByPhyId][FILE:api_error.cc][LINE:1918]',
+             [(RTE, "0", RBUS, "")]),  # context: process 540988
+            none('[rank0]:         TraceBack (most recent call last):'),
+            none('[rank0]:        rtGetDeviceIndexByPhyId execute failed, reason=[device id error][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]'),
+        ],
+        # asc_torch_npu_107020_event_wait_timeout_ee9999_device5.log
+        [
+            ('(Worker_DP0_TP5_EP5 pid=818) ERROR 08-13 15:31:21 [multiproc_executor.py:945] RuntimeError: synchronize:../torch_npu/csrc/core/npu/NPUEvent.cpp:212 NPU function error: aclrtSynchronizeEvent(event_), error code is 107020',
+             [(RTC, "", RBUS, "")]),
+            none('(Worker_DP0_TP5_EP5 pid=818) ERROR 08-13 15:31:21 [multiproc_executor.py:945] [ERROR] 2026-08-13-15:31:21 (PID:818, Device:5, RankID:-1) ERR00100 PTA call acl api failed.'),
+            none('(Worker_DP0_TP5_EP5 pid=818) ERROR 08-13 15:31:21 [multiproc_executor.py:945] EE9999: Inner Error!'),
+            ('(Worker_DP0_TP5_EP5 pid=818) ERROR 08-13 15:31:21 [multiproc_executor.py:945] EE9999[PID: 818] 2026-08-13-15:31:21.888.208 (EE9999):  The error from device(chipId:5, dieId:0), serial number is 1, event wait timeout occurred during task execution, stream_id:44, sq_id:5, task_id:61293, event_id=55, timeout=234s.[FUNC:ProcessStarsWaitTimeoutErrorInfo][FILE:device_error_proc.cc][LINE:1593]',
+             [(RTE, "5", RBUS, "")]),
+        ],
+        # asc_el0001_device_lost_heartbeat_507010_device1.log
+        [
+            ('[PID: 389] 2026-05-01-10:59:14.702.326 Device_Absent/Abnormal(EL0001): Device not found or invalid.',
+             [(DRVE, "", RBUS, "")]),
+            none('        Possible Cause: Device does not exist or is abnormal.'),
+            none('        Solution: Check the error messages in the log.'),
+            none('        TraceBack (most recent call last):'),
+            none('        [drv api] halCqReportRecv failed: device_id=1, ts_id=0, type=2, logic_cq=4, drv_ret_code=33[FUNC:LogicCqReportV2][FILE:npu_driver_res.cc][LINE:2103]'),
+            ('        Device[1] lost heartbeat.[FUNC:SyncTask][FILE:direct_hwts_engine.cc][LINE:407]',
+             [(HB, "1", RNPU, "")]),
+            none('        rtDeviceSynchronizeWithTimeout execution failed, reason=lost heartbeat[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:65]'),
+            ('        wait for compute device to finish failed, runtime result = 507010.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:148]',
+             [(RTC, "", RBUS, "")]),
+            none('        Device not found or invalid.'),
+            none('        Init device error msg handler failed, retCode=0x7020012.[FUNC:GetDevErrMsg][FILE:api_impl.cc][LINE:6135]'),
+            none('        rtGetDevMsg execution failed, reason=driver error:no valid device[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:65]'),
+        ],
+        # asc_torch_npu_507011_el0003_fftsplus_aicore_error_device9_chip4_die1.log
+        [
+            ('[758] [2026-05-08 03:20:32:000] torch.distributed: [ERROR] [859] Find exception when finishedNPUExecutionInternal, query:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:61 NPU function error: acl::AclQueryEventRecordedStatus(event_, &currStatus), error code is 507011',
+             [(RTC, "", RBUS, "")]),
+            none('[ERROR] 2026-05-08-03:20:31 (PID:758, Device:9, RankID:-1) ERR00100 PTA call acl api failed'),
+            none('[Error]: Model execution failed.'),
+            none('        Rectify the fault based on the error information in the ascend log.'),
+            ('[PID: 758] 2026-05-08-03:20:31.532.507 Invalid_Argument(EL0003): The argument is invalid.',
+             [(DRVE, "9", RBUS, "")]),  # context: process 758
+            none('        Solution: Try again with a valid argument.'),
+            none('        TraceBack (most recent call last):'),
+            ('        The error from device(chipId:4, dieId:1), serial number is 3, there is an exception of fftsplus aicore error, core id is 0, error code = 0x800000, dump info: pc start: 0x12c0c131862c, current: 0x12c0c1318780, vec error info: 0, mte error info: 0x61060000c3, ifu error info: 0x14d703420a700, ccu error info: 0xae5fd18f370a0fc7, cube error info: 0, biu error info: 0, aic error mask: 0x6500020bd00028c, para base: 0x12c1458b20',
+             [(AIC, "4", RBUS, "")]),
+            none('[rank9]:[E508 03:20:31.678676591 compiler_depend.ts:1693] [Rank 9] HCCL watchdog thread terminated with exception:'),
+            none('[ERROR] 2026-05-08-03:20:32 (PID:758, Device:9, RankID:-1) ERR02005 DIST internal error'),
+        ],
+        # asc_torch_npu_ez9903_507015_fftsplus_aivector_error_device7_chip3_die1.log
+        [
+            none('[ERROR] 2026-07-21-14:15:02 (PID:47745, Device:7, RankID:-1) ERR00100 PTA call acl api failed'),
+            ('[Error]: The aicore execution is abnormal.',
+             [(AIC, "", RBUS, "")]),
+            none('Rectify the fault based on the error information in the ascend log.'),
+            ('[PID: 47745] 2026-07-21-14:15:02.161.605 AclNN_Runtime_Error(EZ9903): aclrtLaunchKernelWithHostArgs failed, return: 507015',
+             [(OPE, "7", NOT, "")]),  # context: process 47745
+            none('Solution: In this scenario, collect the plog when the fault occurs and locate the fault based on the plog.'),
+            none('TraceBack (most recent call last):'),
+            ('The error from device(chipId:3, dieId:1), serial number is 3, there is an exception of fftsplus aivector error, core id is 0, error code = 0x800000, dump info: pc start: 0x12c0de8f6864, current: 0x12c0de8fa14c, vec error info: 0x7b1271c61d, mte error info: 0xe60600001f, ifu error info: 0x5caefc03c42c0, ccu error info: 0x906791ca0fd70008, cube error info: 0, biu error info: 0, aic error mask: 0x6500020bd00028c, para base: 0x12c140000080.[FUNC:PrintCoreInfo][FILE:device_error_core_proc.cc][LINE:645]',
+             [(AIC, "3", RBUS, "")]),
+        ],
+        # asc_torch_npu_ez1001_addmm_k_axis_mismatch_device0.log
+        [
+            ('(EngineCore_DP0 pid=172866) ERROR 12-23 12:56:15 [core.py:868] RuntimeError: addmm:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:112 NPU function error: call aclnnAddmm failed, error code is 161002',
+             [(OPC, "", NOT, "")]),
+            none('(EngineCore_DP0 pid=172866) ERROR 12-23 12:56:15 [core.py:868] [ERROR] 2025-12-23-12:56:15 (PID:172866, Device:0, RankID:-1) ERR00100 PTA call acl api failed.'),
+            ('(EngineCore_DP0 pid=172866) ERROR 12-23 12:56:15 [core.py:868] [PID: 172866] 2025-12-23-12:56:15.164.100 AclNN_Parameter_Error(EZ1001): The k-axis of the two inputs are different.',
+             [(OPE, "0", NOT, "")]),  # context: process 172866
+        ],
+        # asc_torch_npu_ez9999_parse_dynamic_kernel_config_fail_561103_device0.log
+        [
+            ('RuntimeError: arange_out_op_api:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:36 NPU function error: call aclnnArange failed, error code is 561103',
+             [(OPC, "", NOT, "")]),
+            none('[ERROR] 2025-09-19-14:34:08 (PID:5625, Device:0, RankID:-1) ERR00100 PTA call acl api failed.'),
+            none('EZ9999: Inner Error!'),
+            ('EZ9999: [PID: 5625] 2025-09-19-14:34:08.166.059 Parse dynamic kernel config fail.',
+             [(OPE, "0", NOT, "")]),  # context: process 5625
+            none('        TraceBack (most recent call last):'),
+            none('       AclOpKernelInit failed opType'),
+            none('       ArangeAiCore ADD_TO_LAUNCHER_LIST_AICORE failed.'),
+        ],
+        # asc_mindspore_e39999_aicpu_exception_errcode21008_device0.log
+        [
+            none('E39999: Inner Error!'),
+            ('E39999: 2024-10-20-22:34:40.965.193  The error from device(chipId:0, dieId:0), serial number is 3, an exception occurred during AICPU execution, stream_id:2, task_id:19016, errcode:21008, msg:inner error.[FUNC:ProcessStarsAicpuErrorInfo][FILE:device_error_proc.cc][LINE:1232][THREAD:123358]',
+             [(CPUE, "0", RBUS, ""), (AICPU, "0", RBUS, "")]),
+            none('        TraceBack (most recent call last):'),
+            ('        Kernel task happen error, retCode=0x2a, [aicpu exception].[FUNC:PreCheckTaskErr][FILE:task_info.cc][LINE:1776][THREAD:123358]',
+             [(AICPU, "", RBUS, "")]),
+            none('        AICPU Kernel task happen error, retCode=0x2a.[FUNC:GetError][FILE:stream.cc][LINE:1512][THREAD:123358]'),
+            ('        Aicpu kernel execute failed, device_id=0, stream_id=2, task_id=19016, errorCode=2a.[FUNC:PrintAicpuErrorInfo][FILE:task_info.cc][LINE:1579][THREAD:123358]',
+             [(AICPU, "0", RBUS, "")]),
+            ('        Aicpu kernel execute failed, device_id=0, stream_id=2, task_id=19016, fault op_name=[FUNC:GetError][FILE:stream.cc][LINE:1512][THREAD:123358]',
+             [(AICPU, "0", RBUS, "")]),
+            ('        rtMemcpyAsync execute failed, reason=[aicpu exception][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53][THREAD:123358]',
+             [(AICPU, "", RBUS, "")]),
+        ],
+        # asc_e39009_device_status_abnormal_failed_to_connect_tsdopen_devid2.log
+        [
+            ('[ERROR] aclrtSetDevice(deviceId) failed: 507033 (/home/zhongxuan/ptoas-board-monitor/runtime/runs/20260420_192004_manual_pr523/npu_validation/Qwen3DecodeA3/qwen3_decode_incore_0/main.cpp:80)',
+             [(RTC, "", RBUS, "")]),
+            ('[ERROR] RecentErrMsg: [PID: 726962] 2026-04-20-19:23:08.682.108 Inner_Error_Device_Status_Abnormal(E39009): Failed to connect the device.',
+             [(SA, "", RBUS, "")]),
+            none('        Possible Cause: 1. Heartbeats are missing on the device. 2. The underlying channel is disconnected.'),
+            none('        Solution: 1. Obtain the device log and contact technical support at https://www.hiascend.com/support. 2. Restart the device.'),
+            none('        TraceBack (most recent call last):'),
+            none('        TsdOpen failed. devId=2, tdt error=34[FUNC:PrintfTsdError][FILE:runtime.cc][LINE:2638]'),
+            none('        Check param failed, dev can not be NULL![FUNC:DeviceRetain][FILE:runtime.cc][LINE:3547]'),
+            none('        Check param failed, dev can not be NULL![FUNC:PrimaryContextRetain][FILE:runtime.cc][LINE:3171]'),
+            none('        Check param failed, ctx can not be NULL![FUNC:PrimaryContextRetain][FILE:runtime.cc][LINE:3202]'),
+            none('        Check param failed, context can not be null.[FUNC:SetDevice][FILE:api_impl.cc][LINE:3278]'),
+            none('        rtSetDevice execution failed, reason=device retain error[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:65]'),
+        ],
+        # constructed: MindSpore's older "Ascend Error Message:" block with a non-inner code, a
+        # code behind "=" (a reference to the report, not the report), the header forms, a
+        # lint message and prose that name codes
+        ("[ERROR] SESSION(150840,ffff2effd1e0,python):2024-05-21-11:57:54.200.001 [mindspore/ccsrc/backend/session/ascend_session.cc:1857] ReportErrorMessage] Ascend Error Message:EJ0001: Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
+         [(COMM, "", RBUS, "")]),
+        none("[ERROR] RUNTIME(160186,python):2023-01-10-09:25:45.324.711 [stream.cc:1044]163618 GetError:report error module_type=7, module_name=EE9999"),
+        none("EE9999: Internal error!"),
+        none("[rank0]: EI9999: Inner Error!"),
+        none("src/train.py:10:4: E1101: Instance of 'Trainer' has no 'step' member (no-member)"),
+        none("See the CANN error code EI0009 in the documentation: [PID: 1] is the process id."),
+    ], rng),
+    note="""
+CANN error-report codes by family (etc/faultd/rules.d/ascend-cann-codes.yaml) in a training log
+(no path fields), behind the launcher prefixes the samples have.
+
+Quoted: whole samples of the project's corpus (tests/corpus/logs), each in order:
+asc_torch_npu_ei0009_* (vllm-project/vllm-ascend#3162, EI0009 in the "[PID: n]" form),
+asc_torch_npu_hccl_get_root_info_ej0003_* (vllm-project/vllm-ascend#405, EJ0003; the tuple line
+before it names process 159's device), asc_torch_npu_ej0001_* (hiyouga/LlamaFactory#3839, first
+three lines: EJ0001 in the older timestamp form, which names no process), asc_pdsh_worker1_eh9999_*
+(Ascend/pytorch#43, EH9999 behind pdsh's "worker-1: ", with the return code 107020),
+asc_torch_npu_hccl_comm_init_err02200_* (vllm-project/vllm-ascend#672, EE9999 device id error),
+asc_torch_npu_107020_event_wait_timeout_ee9999_* (vllm-project/vllm-ascend#14214, EE9999 in the
+newest form, device(chipId:5)), asc_el0001_* (vllm-project/vllm-ascend#8186, the titled EL0001
+and the heartbeat loss in its traceback), asc_torch_npu_507011_el0003_* (vllm-project/
+vllm-ascend#8360, the titled EL0003), asc_torch_npu_ez9903_* (vllm-project/vllm-ascend#12461,
+AclNN_Runtime_Error(EZ9903)), asc_torch_npu_ez1001_* (vllm-project/vllm-ascend#5297,
+AclNN_Parameter_Error(EZ1001) and aclnn's 161002), asc_torch_npu_ez9999_parse_dynamic_* (vllm-project/
+vllm-ascend#3046, EZ9999 and 561103), asc_mindspore_e39999_* (candle-org/MindAct#1752, E39999: an
+AI CPU exception), asc_e39009_* (hw-native-sys/PTOAS#523, E39009 "Failed to connect the device").
+The header lines ("EZ9999: Inner Error!", "EH9999: Inner Error!") and the tracebacks do not match;
+a device-reported exception inside an EZ report is the AI Core rule's.
+Constructed: MindSpore's "Ascend Error Message:" with EJ0001 (the form of docs/log-formats.md §4
+with a non-inner code), the RUNTIME "module_name=EE9999" reference (the shape of §2's
+"module_name=EZ9999"), the "Internal error!" header, an EI9999 header behind a rank prefix, a
+lint message and prose (no match).""")
+
+write_case("ascend-runtime-codes", "training", "/var/log/training/job-12/rank-0.log", None,
+    mix(TRAIN_NOISE, 120, [
+        # asc_ez9999_507034_aivec_vector_core_timeout_chip1.log
+        [
+            ('[ERROR] aclrtSynchronizeStream(stream) failed: 507034 (/home/zhongxuan/ptoas-board-monitor/runtime/runs/20260624_114108_manual_pr862/npu_validation/Colexpandmul/colexpandmul/main.cpp:122)',
+             [(RTC, "", RBUS, "")]),
+            none('[ERROR] RecentErrMsg: EZ9999: Inner Error!'),
+            ('EZ9999[PID: 636125] 2026-06-24-12:44:08.922.071 (EZ9999):  The error from device(chipId:1, dieId:0), serial number is 167, there is an exception of aivec error, core id is 11, error code = 0, dump info: pc start: 0x124400000000, current: 0x124400000a9c, vec error info: 0xd200000035, mte error info: 0x2606000065, ifu error info: 0x212c0856006c0, ccu error info: 0x40c00d0003800086, cube error info: 0, biu error info: 0, aic error mask: 0x6500020bd00028c, para base: 0x12c100000000.[FUNC:PrintCoreInfo][FILE:device_error_core_proc.cc][LINE:645]',
+             [(AIC, "1", RBUS, "")]),
+            none('        TraceBack (most recent call last):'),
+            none('       The extend info: errcode:(0, 0, 0) errorStr: timeout or trap error. fixp_error0 info: 0x6000065, fixp_error1 info: 0x26, fsmId:1, tslot:0, thread:0, ctxid:0, blk:0, sublk:0, subErrType:4.[FUNC:PrintCoreInfo][FILE:device_error_core_proc.cc][LINE:658]'),
+            ('       Kernel task happen error, retCode=0x30, [vector core timeout].[FUNC:PreCheckTaskErr][FILE:davinci_kernel_task.cc][LINE:1729]',
+             [(AIC, "", RBUS, "")]),
+            none('       AIV Kernel happen error, retCode=0x30.[FUNC:GetError][FILE:stream.cc][LINE:1475]'),
+        ],
+        # asc_torch_npu_507018_aicpu_exception_ep_w8a8_two_ranks.log
+        [
+            none('EH9999: Inner Error!'),
+            ('        rtDeviceSynchronizeWithTimeout execute failed, reason=[aicpu exception][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]',
+             [(AICPU, "", RBUS, "")]),
+            ('EH9999: [PID: 56178] 2025-07-30-06:16:22.730.302 wait for compute device to finish failed, runtime result = 507018.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]',
+             [(COMM, "", RBUS, ""), (RTC, "", RBUS, "")]),
+            none('        TraceBack (most recent call last):'),
+            none(' (function npuSynchronizeDevice)'),
+            ('[W730 06:16:22.869118032 compiler_depend.ts:526] Warning: NPU warning, error code is 507018[Error]: ',
+             [(RTC, "", RBUS, "")]),
+            ('[Error]: The aicpu execution is abnormal. ',
+             [(AICPU, "", RBUS, "")]),
+            none('        Rectify the fault based on the error information in the ascend log.'),
+            none('EH9999: Inner Error!'),
+            ('        rtDeviceSynchronizeWithTimeout execute failed, reason=[aicpu exception][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]',
+             [(AICPU, "", RBUS, "")]),
+            ('EH9999: [PID: 56185] 2025-07-30-06:16:22.730.327 wait for compute device to finish failed, runtime result = 507018.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]',
+             [(COMM, "", RBUS, ""), (RTC, "", RBUS, "")]),
+            none('        TraceBack (most recent call last):'),
+            none(' (function npuSynchronizeUsedDevices)'),
+        ],
+        # asc_vllm_engine_core_worker_failed_acl_stream_sync_507035.log
+        [
+            ("(EngineCore_0 pid=702) ERROR 09-04 09:50:12 [core.py:702] RuntimeError: Worker failed with error 'ACL stream synchronize failed, error code:507035', please check the stack trace above for the root cause",
+             [(RTC, "", RBUS, "")]),
+            none('(VllmWorker TP0 pid=838) INFO 09-04 09:50:12 [multiproc_executor.py:520] Parent process exited, terminating worker'),
+        ],
+        # asc_mindspore_getnext_task_fail_507011_device0_slow_data.log
+        [
+            ('[ERROR] DEVICE(2420702,fffe06ffd1e0,python):2023-11-20-15:34:32.886.561 [mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_kernel_runtime.cc:761] DumpTaskExceptionInfo] Task fail infos task_id: 2, stream_id: 45, tid: 2420702, device_id: 0, retcode: 507011 ( model execute failed)',
+             [(RTC, "0", RBUS, "")]),
+            none('[ERROR] DEVICE(2420702,fffe06ffd1e0,python):2023-11-20-15:34:32.887.652 [mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_kernel_runtime.cc:770] DumpTaskExceptionInfo] Dump node (Default/GetNext-op18) task error input/output data to: ./rank_0/node_dump'),
+            none('The function call stack:'),
+            none('In file /home/ma-user/anaconda3/envs/MindSpore/lib/python3.7/site-packages/mindspore/train/dataset_helper.py:106/        outputs = self.get_next()/'),
+            none(''),
+            none('[WARNING] DEVICE(2420702,fffe06ffd1e0,python):2023-11-20-15:34:32.887.680 [mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_kernel_runtime.cc:777] DumpTaskExceptionInfo] GetNext error may be caused by slow data processing (bigger than 20s / batch) or transfer data to device error.'),
+        ],
+        # asc_torch_npu_507001_task_scheduler_internal_error_task_exception.log
+        [
+            none('EH9999: Inner Error!'),
+            none('        rtDeviceSynchronizeWithTimeout execute failed, reason=[task exception][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]'),
+            ('EH9999: [PID: 1162] 2025-02-20-02:16:09.485.837 wait for compute device to finish failed, runtime result = 507001.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]',
+             [(COMM, "", RBUS, ""), (RTC, "", RBUS, "")]),
+            none('        TraceBack (most recent call last):'),
+            none(' (function empty_cache)'),
+            ('[W220 02:16:09.547051339 NPUWorkspaceAllocator.cpp:122] Warning: NPU warning, error code is 507001[Error]: ',
+             [(RTC, "", RBUS, "")]),
+            none('[Error]: An internal error occurs in the task scheduler module on the device. '),
+            none('        Rectify the fault based on the error information in the ascend log.'),
+        ],
+        # asc_torch_npu_aclnncast_ez9999_no_binary_561000_device0.log
+        [
+            none('RuntimeError: call aclnnCast failed, detail:EZ9999: Inner Error!'),
+            ('EZ9999: 2024-06-28-13:05:55.631.066  Parse dynamic kernel config fail.',
+             [(OPE, "", NOT, "")]),
+            none('        TraceBack (most recent call last):'),
+            none('        AclOpKernelInit failed opType'),
+            none('        Op Cast does not has any binary.'),
+            none('        Kernel Run failed. opType: 3, Cast'),
+            ('        launch failed for Cast, errno:561000.',
+             [(OPC, "", NOT, "")]),
+            none(''),
+            none('[ERROR] 2024-06-28-13:05:55 (PID:11591, Device:0, RankID:-1) ERR01005 OPS internal error'),
+        ],
+        # asc_plog_task_run_failed_sq_sw_status_reduce_scatter_dispatch_timeout_device3.log
+        [
+            ('[ERROR] RUNTIME(1365,python3.8):2025-08-06-23:09:35.772.604 [stars_engine.cc:1551]6219 ProcLogicCqReport:[FINAL][FINAL]Task run failed, device_id=3, stream_id=2, task_id=8885, sqe_type=3(place holder), errType=0x20(sq sw status error), sqSwStatus=0x105',
+             [(TEX, "3", RBUS, "")]),
+            ('[ERROR] APP(1365,python3.8):2025-08-06-23:09:42.725.168 [log_inner.cpp:76]6124 build/CMakeFiles/torch_npu.dir/compiler_depend.ts:checkDispatch:685: "[PTA]:"Process group work REDUCE_SCATTER, seq_num 32716847 dispatch timeout. device 3: the current working event is 0xaaab40f5c5d0. ""',
+             [(HWD, "3", RBUS, "")]),
+        ],
+        # asc_hccl_plog_init_ok_then_notify_wait_task_failed_remote_rank3_dev0.log
+        [
+            none('[INFO] HCCL(69395,python3):2024-04-07-18:35:53.134.675 [op_base.cc:314][69395]Entry-HcclGetRootInfo:rootInfo[0x7ffc5d59ba40], deviceLogicId[0]'),
+            none('[INFO] HCCL(69395,python3):2024-04-07-18:35:53.144.403 [op_base.cc:339][69395][HCCL_TRACE]HcclGetRootInfo success, take time [9747]us, identifier[10.136.181.175%enp179s0f0_60000_0_1712529353144389]'),
+            none('[INFO] HCCL(69395,python3):2024-04-07-18:35:53.144.546 [op_base.cc:413][69395]Entry-HcclCommInitRootInfo:ranks[4], rank[0], rootinfo: host ip[10.136.181.175] port[60000] nicDeploy[1] identifier[10.136.181.175%enp179s0f0_60000_0_1712529353144389], deviceLogicId[0]'),
+            none('[INFO] HCCL(69395,python3):2024-04-07-18:35:53.327.288 [topoinfo_detect.cc:208][69395][HCCL_TRACE]SetupAgent rankNum[4], rank[0], rootInfo identifier[10.136.181.175%enp179s0f0_60000_0_1712529353144389], server[10.136.181.175%enp179s0f0], logicDevId[0], phydevId[0], deviceIp[192.168.10.9]'),
+            none('[INFO] HCCL(69395,python3):2024-04-07-18:35:55.126.093 [ccl_buffer_manager.cc:38][69395][HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x124140400000], size[209715200]'),
+            none('[INFO] HCCL(69395,python3):2024-04-07-18:35:55.126.279 [ccl_buffer_manager.cc:38][69395][HCCL_TRACE][CreateCCLbuffer]Create ccl buffer success. buffer ptr[0x12414cc00000], size[209715200]'),
+            none('[INFO] HCCL(69395,python3):2024-04-07-18:35:55.126.321 [op_base.cc:489][69395][HCCL_TRACE]HcclCommInitRootInfo success,take time [1981783]us, rankNum[4], rank[0],rootInfo identifier[10.136.181.175%enp179s0f0_60000_0_1712529353144389], server[10.136.181.175%enp179s0f0], logicDevId[0]'),
+            ('[ERROR] HCCL(69395,python3):2024-04-08-02:55:04.903.469 [task_exception_handler.cc:449][69395][TaskExceptionHandler][Callback]Task from HCCL run failed.',
+             [(TEX, "", RBUS, "")]),
+            ('[ERROR] HCCL(69395,python3):2024-04-08-02:55:04.903.511 [task_exception_handler.cc:452][69395][TaskExceptionHandler][Callback]Task run failed, base information is streamID:[3], taskID[77726298], taskType[Notify Wait], tag[AllReduce_10.136.181.175%enp179s0f0_60000_0_1712529353144389], index[3], AlgType(level 0-1-2):[null-null-ring].',
+             [(TEX, "", RBUS, "")]),
+            ('[ERROR] HCCL(69395,python3):2024-04-08-02:55:04.903.554 [task_exception_handler.cc:454][69395][TaskExceptionHandler][Callback]Task run failed, para information is notify id:[0x0000000000000050], stage:[ffffffff], remote rank:[3].',
+             [(TEX, "", RBUS, "")]),
+            ('[ERROR] HCCL(69395,python3):2024-04-08-02:55:04.903.554 [task_exception_handler.cc:454][69395][TaskExceptionHandler][Callback]Task run failed, groupRank information is group:[10.136.181.175%enp179s0f0_60000_0_1712529353144389], rankSize[4], rankId[0].',
+             [(TEX, "", RBUS, "")]),
+        ],
+        # asc_hccl_device_log_aicpu_sdma_task_exception_sendrecv_devid1.log
+        [
+            ('[ERROR] HCCL(3496,aicpu_scheduler):2025-08-06-22:39:11.763.467 [aicpu_hccl_sqcq.cc:330] [3896]Task {devId: 1 streamId: 149 sqId: 153 cqId: 259 type: 2} run failed of exception, idx:[0], info:[streamId :149 taskId :26063 errorCode :10 errorType :1 sqeType :11 sqId :153 sqHead :1487 matchFlag :0 dropFlag :0 errorBit :1 accError :0]',
+             [(TEX, "1", RBUS, "")]),
+            none('[ERROR] HCCL(3496,aicpu_scheduler):2025-08-06-22:39:11.764.381 [aicpu_communicator.cc:3737] [3896][HcclCommAicpu][PrintTaskExceptionByTaskId]streamId:149 tail:127 cqeType:11'),
+            none('[ERROR] HCCL(3496,aicpu_scheduler):2025-08-06-22:39:11.764.416 [aicpu_communicator.cc:3750] [3896][TaskException][AICPU]base information is streamId:149, sqid:153, head:1487, tail:127, type:SDMA, localRank:1, remoteRank:2, taskId:26063, notifyId:0, addr1High:0x12eb, addr1Low:0x50000000, addr2High:0x12d6, addr2Low:0xc2c04000.'),
+            none('[ERROR] HCCL(3496,aicpu_scheduler):2025-08-06-22:39:11.764.449 [aicpu_communicator.cc:3806] [3896][TaskException]opData information is tag:worldCommSendRecv_2_1_group_name_17271ReceiveExecutor_device, group:group_name_17271, opIndex:39013693, count:1048576, dataType:11, opType:5, rootId:4294967295, dstAddr:0x12d6c2c04000, srcAddr:0x12d6c2c04000.'),
+        ],
+        # docs/log-formats.md §2 (the RUNTIME example line, MindSpore docs): a task exception
+        [("[ERROR] RUNTIME(160186,python):2023-01-10-09:25:45.322.063 [engine.cc:1263]163618 ReportExceptProc:Task exception! device_id=0, stream_id=17, task_id=43, type=13, retCode=0x91, [the model stream execute failed].",
+          [(TEX, "0", RBUS, "")])],
+        # docs/log-formats.md §2 (the KERNEL example line of the device OS): a TS exception
+        [("[EVENT] KERNEL(6843,sklogd):2023-06-10-13:16:14.096.793 [klogd.c:253][251681.794072] [ascend] [ERROR] [tsdrv] [tsdrv_hb_cq_callback 319] <swapper/30:0> receive ts exception msg, call excep_code=0xb4060007, time=1686374174.94000000s, devid=1 tsid=0",
+          [(SYS, "1", RBUS, "B4060007")])],
+        # constructed from the runtime's PrintErrorInfo formats (task.cc)
+        ("[ERROR] RUNTIME(20011,python):2024-02-02-10:00:01.000.001 [task.cc:92]20013 PrintErrorInfo:Task execute failed, base info: device_id=2, stream_id=5, task_id=9, flip_num=0, task_type=3.",
+         [(TEX, "2", RBUS, "")]),
+        ("[ERROR] RUNTIME(20011,python):2024-02-02-10:00:02.000.001 [task.cc:1582]20013 PrintErrorInfo:Memory async copy failed, device_id=4, stream_id=3, task_id=2, flip_num=0, copy_type=10, memcpy_type=0, copy_data_type=0, length=4096.",
+         [(TEX, "4", RBUS, "")]),
+        # look-alikes: codes that are ids or sizes, a return code with more digits, a successful
+        # call, the registration of HCCL's task exception handler
+        none("[EVENT] HCCL(10972,python3):2023-09-23-05:41:43.100.000 [hccl_communicator.cc:1200][10972]Entry-HcclAllReduce: tag[AllReduce_5], count[1024], dataType[float32], taskID[507015]"),
+        none("rtStreamSynchronize:ErrCode=0, desc=[success], stream_id=507011"),
+        none("aclrtMalloc failed: 5070112 bytes requested, retrying with a smaller block"),
+        none("[INFO] HCCL(10972,python3):2023-09-23-05:41:40.000.001 [task_exception_handler.cc:80][10972][TaskExceptionHandler][Init]register task exception callback success"),
+    ], rng),
+    note="""
+Runtime return codes, task exceptions and AI CPU failures (etc/faultd/rules.d/ascend-runtime.yaml:
+ascend.runtime.error-code, ascend.operator.error-code, ascend.runtime.task-exception,
+ascend.aicpu.error, ascend.device.system-exception) in a training log (no path fields).
+
+Quoted: whole samples of the project's corpus (tests/corpus/logs), each in order:
+asc_ez9999_507034_* (hw-native-sys/PTOAS, "failed: 507034" and the vector core timeout),
+asc_torch_npu_507018_* (vllm-project/vllm-ascend#2105, AI CPU exceptions of two processes),
+asc_vllm_engine_core_worker_failed_acl_stream_sync_507035.log (vllm-project/vllm-ascend#2763),
+asc_mindspore_getnext_task_fail_507011_* (mindspore-lab/mindocr#615, "retcode: 507011"; its
+GetNext warning does not match), asc_torch_npu_507001_* (vllm-project/vllm-ascend#116),
+asc_torch_npu_aclnncast_ez9999_no_binary_561000_* (hiyouga/LlamaFactory#4610, EZ9999 and
+"errno:561000": recorded), asc_plog_task_run_failed_sq_sw_status_* (MindCluster FaultDiag fixture
+plog-1365: "Task run failed, device_id=3" and torch_npu's dispatch timeout of "device 3"),
+asc_hccl_plog_init_ok_then_notify_wait_task_failed_* (MindCluster FaultDiag fixture plog-parser-
+69395: HCCL's task exception callback; its INFO set-up lines do not match, and their
+deviceLogicId[0] is not a documented device spelling, so the failures have no device),
+asc_hccl_device_log_aicpu_sdma_task_exception_* (MindCluster FaultDiag fixture device-1382: "Task
+{devId: 1 ...} run failed of exception"); docs/log-formats.md §2's RUNTIME "Task exception!" and
+device OS "receive ts exception msg" examples (the code B4060007 is the exception's; the golden
+run loads no catalogue, so the level is the rule's default_level, RestartBusiness).
+Constructed: the runtime's "Task execute failed, base info:" and "Memory async copy failed"
+PrintErrorInfo lines; look-alikes (a task id, an ErrCode of 0, a seven-digit number after
+"failed: ", the handler's registration) that must not match.""")
+
+write_case("ascend-hccl-setup", "plog", "/root/ascend/log/debug/plog/plog-114654_20250619092834191.log", None,
+    mix(PLOG_NOISE, 120, [
+        # asc_hccl_plog_link_error_socket_timeout_p2p_timeout_device2.log
+        [
+            ('[ERROR] HCCL(114654,python3):2025-06-19-09:28:34.062.662 [hccl_socket_manager.cc:778] [116451][Wait][LinkEstablish]wait socket establish timeout, role[1] rank[10] timeout[130]',
+             [(LNK, "", RBUS, "")]),
+            ('[ERROR] HCCL(114654,python3):2025-06-19-09:28:34.062.839 [hccl_socket_manager.cc:591] [116451]   _________________________LINK_ERROR_INFO___________________________',
+             [(LNK, "", RBUS, "")]),
+            none('[ERROR] HCCL(114654,python3):2025-06-19-09:28:34.062.843 [hccl_socket_manager.cc:592] [116451]   |  comm error, device[2] '),
+            none('[ERROR] HCCL(114654,python3):2025-06-19-09:28:34.062.846 [hccl_socket_manager.cc:594] [116451]   |  dest_ip(user_rank)  |   dest_port   |  src_ip(user_rank)   |   src_port   |   MyRole   |   Status   |'),
+            none('[ERROR] HCCL(114654,python3):2025-06-19-09:28:34.062.849 [hccl_socket_manager.cc:596] [116451]   |--------------------|--------------------|----------|------------|-----------------|-----------------|'),
+            none('[ERROR] HCCL(114654,python3):2025-06-19-09:28:34.062.858 [hccl_socket_manager.cc:553] [116451]   |  192.168.2.199(8)   |  16666  |   192.168.2.197(10)   |  0  |  client  | time out |  '),
+            none('[ERROR] HCCL(114654,python3):2025-06-19-09:28:34.062.864 [hccl_socket_manager.cc:600] [116451]   ___________________________________________________________________  '),
+            ('[ERROR] HCCL(114654,python3):2025-06-19-09:28:34.062.867 [hccl_socket_manager.cc:601] [116451]Wait links establish completed failed, local role is client. ret[9]',
+             [(LNK, "", RBUS, "")]),
+            ('[ERROR] HCCL(114654,python3):2025-06-19-09:28:35.062.066 [p2p_mgmt.cc:305] [115867][Wait][P2PConnected]connected p2p timeout, timeout:130 s. local logicDevid:2, remote physic id:1.',
+             [(LNK, "", RBUS, "")]),
+            ('[ERROR] HCCL(114654,python3):2025-06-19-09:28:35.062.086 [transport_manager.cc:741] [115867][Create][DestSockets]Wait Enable P2P Failed, src devicePhyId[2], dst devicePhyId[1], ret[16]',
+             [(LNK, "", RBUS, "")]),
+        ],
+        # asc_hccl_plog_links_establish_completed_failed_two_node_moe.log
+        [
+            ('[ERROR] HCCL(55694,):2026-06-03-06:04:59.040.451 [hccl_socket_manager.cc:860] [60446][Wait][LinksEstablishCompleted] is failed. ret[9].',
+             [(LNK, "", RBUS, "")]),
+            ('[ERROR] HCCL(55694,):2026-06-03-06:04:59.040.458 [hccl_socket_manager.cc:399] [60446][Create][Sockets]Wait links establish completed failed, local role is client. ret[9]',
+             [(LNK, "", RBUS, "")]),
+        ],
+        # asc_hccl_plog_listen_port_fail_then_socket_establish_timeout_rank12.log
+        [
+            none('[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.463 [hccl_socket.cc:100] [2717288][HcclSocket][Listen] socket type[1], listen on ip[192.168.20.160] and specific port[16666] fail. Please check the port status and whether the port is been using by other process.'),
+            none('[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.466 [hccl_socket_manager.cc:54] [2717288][ServerInit]call trace: hcclRet -> 19'),
+            none('[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.472 [hccl_communicator.cc:2307] [2717288][InitNic]call trace: hcclRet -> 19'),
+            ('[ERROR] HCCL(2717288,python3):2025-07-23-03:49:57.177.194 [hccl_socket_manager.cc:778] [2734049][Wait][LinkEstablish]wait socket establish timeout, role[1] rank[12] timeout[120]',
+             [(LNK, "", RBUS, "")]),
+            ('[ERROR] HCCL(2717288,python3):2025-07-23-03:49:57.177.265 [hccl_socket_manager.cc:830] [2734049][Wait][LinksEstablishCompleted] is failed. ret[9].',
+             [(LNK, "", RBUS, "")]),
+            ('[ERROR] HCCL(2717288,python3):2025-07-23-03:49:57.177.269 [hccl_socket_manager.cc:393] [2734049][Create][Sockets]Wait links establish completed failed, local role is client. ret[9]',
+             [(LNK, "", RBUS, "")]),
+        ],
+        # asc_hccl_plog_root_info_socket_recv_timeout_firewall_logic2_phy6.log
+        [
+            none('[INFO] HCCL(123,python):2024-03-28-10:23:47.960.557 [op_base.cc:413][123]Entry-HcclCommInitRootInfo:ranks[8], rank[6], rootinfo: host ip[51.38.67.143] port[60004] nicDeploy[1] identifier[51.38.67.143%enp189s0f0_60004_4_1711621428426055], deviceLogicId[2]'),
+            none('[INFO] HCCL(123,python):2024-03-28-10:23:50.588.335 [topoinfo_detect.cc:208][123][HCCL_TRACE]SetupAgent rankNum[8], rank[6], rootInfo identifier[51.38.67.143%enp189s0f0_60004_4_1711621428426055], server[51.38.67.141%enp189s0f0], logicDevId[2], phydevId[6], deviceIp[192.168.102.203]'),
+            ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.610 [adapter_hccp.cc:872][123][Recv][RaSocket]errNo[0x0000000005000013] Wait timeout for sockets recv, data[0xffffec55c7bc], size[4], recvSize[0], The most common cause is that the firewall is incorrectly configured. Check the firewall configuration or try to disable the firewall.',
+             [(LNK, "", RBUS, "")]),
+            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.705 [topoinfo_exchange_base.cc:137][123]call trace: hcclRet -> 9'),
+            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.711 [topoinfo_exchange_base.cc:104][123][Recv][ClusterInfoMsg]receive msg length from fdhandle failed, ret[9]'),
+            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.715 [topoinfo_exchange_agent.cc:270][123]call trace: hcclRet -> 4'),
+            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.720 [topoinfo_exchange_agent.cc:71][123]call trace: hcclRet -> 4'),
+            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.726 [topoinfo_exchange_agent.cc:43][123]call trace: hcclRet -> 4'),
+            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.730 [topoinfo_detect.cc:214][123]call trace: hcclRet -> 4'),
+            ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.738 [op_base.cc:434][123][Init][CommRootInfo]errNo[0x0000000005000004] setup topo detect error',
+             [(API, "", RBUS, "")]),
+            ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.599.958 [op_base.cc:481][123][HCCL_TRACE]HcclCommInitRootInfo failed, return[0x0000000005000004], rankNum[8], rank[6], rootInfo identifier[51.38.67.143%enp189s0f0_60004_4_1711621428426055], server[51.38.67.141%enp189s0f0], logicDevId[-1]',
+             [(API, "", RBUS, "")]),
+            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.600.001 [op_base.cc:1352][123][HcclCommDestroy] comm is not exist, comm=0x50addc00, group=51.38.67.143%enp189s0f0_60004_4_1711621428426055, deviceLogicId=2'),
+        ],
+        # asc_hccl_comm_init_root_info_failed_mindie_atb_rank1.log
+        [
+            ('[ERROR] HCCL(36035,mindie_llm_backend_connector):2025-05-13-02:25:58.068.817 [op_base.cc:974][36818][Init][CommRootInfoConfig]errNo[0x0000000005000002]HcclCommInitRootInfo failed.',
+             [(API, "", RBUS, "")]),
+            ('[2025-05-13 02:25:58.64217] [error] [36815] [hccl_runner.cpp:132] AllGatherHcclRunner:0 HcclCommInitRootInfo fail, error:2, rank:1, rankSize:4',
+             [(API, "", RBUS, "")]),
+            none('[2025-05-13 02:25:58.64259] [error] [36815] [comm_pool.h:43] CommPool commCreateFunc fail'),
+            none('[2025-05-13 02:25:58.64262] [error] [36815] [hccl_runner.cpp:72] AllGatherHcclRunner:0 get hccl comm fail by rank:1'),
+            none('[2025-05-13 02:25:58.70257] [error] [38031] [all_gather_hccl_runner.cpp:38] hcclComm is null, rank: 1'),
+            none('[2025-05-13 02:25:58.70282] [error] [38031] [runner.cpp:115] AllGatherHcclRunner_1_1:1 Execute Failed. st: 3'),
+            none('[2025-05-13 02:25:58.70293] [error] [38031] [graph_runner.cpp:906] WordEmbeddingRunner_1:0  node[1] execute fail, runner name:AllGatherHcclRunner'),
+            none('[2025-05-13 02:25:58.70299] [error] [38031] [runner.cpp:115] WordEmbeddingRunner_1:1 Execute Failed. st: 3'),
+        ],
+        # asc_torch_npu_hccl_comm_init_error_code4_multinode_device0_rank0.log
+        [
+            ('(TaskRunner pid=30188) RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 4',
+             [(API, "", RBUS, "")]),
+            ('(TaskRunner pid=30188) [ERROR] 2025-10-29-02:17:03 (PID:144556, Device:0, RankID:0) ERR02200 DIST call hccl api failed.',
+             [(API, "0", RBUS, "")]),
+        ],
+        # asc_torch_npu_hccl_watchdog_allreduce_timeout_3600s_rank1.log
+        [
+            ('[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 milliseconds before timing out.',
+             [(HWD, "", RBUS, "")]),
+            ('[rank1]:[E324 13:00:25.428092542 compiler_depend.ts:628] Some HCCL operations have failed or timed out. Due to the asynchronous nature of ASCEND kernels, subsequent NPU operations might run on corrupted/incomplete data.',
+             [(HWD, "", RBUS, "")]),
+            none('[rank1]:[E324 13:00:25.428107952 compiler_depend.ts:634] To avoid data inconsistency, we are taking the entire process down.'),
+            ('[rank1]:[E324 13:00:25.429344265 compiler_depend.ts:1020] [Rank 1] HCCL watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 milliseconds before timing out.',
+             [(HWD, "", RBUS, "")]),
+            none("terminate called after throwing an instance of 'std::runtime_error'"),
+            ('  what():  [Rank 1] HCCL watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 milliseconds before timing out.',
+             [(HWD, "", RBUS, "")]),
+        ],
+        # asc_neg_hccl_event_connect_timeout_env_set_600.log
+        [
+            none('[EVENT] HCCL(6615,python3):2023-01-29-10:14:37.306.833 [externalinput.cc:374][6615][6615]environmental variable HCCL_CONNECT_TIMEOUT is set, timeOut[600]'),
+        ],
+        # look-alikes: the advice of a troubleshooting guide quoted in a log, timeout variables
+        none('Check the peer first: grep -r "wait socket establish timeout" $ASCEND_PROCESS_LOG_PATH'),
+        none("export HCCL_CONNECT_TIMEOUT=1200; export HCCL_EXEC_TIMEOUT=1800"),
+    ], rng),
+    note="""
+HCCL link and communicator set-up failures and torch_npu's ProcessGroupHCCL timeouts
+(etc/faultd/rules.d/ascend-runtime.yaml: ascend.hccl.link-error, ascend.hccl.api-failed,
+ascend.hccl.watchdog-timeout) in a host plog (no path fields).
+
+Quoted: whole samples of the project's corpus (tests/corpus/logs), each in order:
+asc_hccl_plog_link_error_socket_timeout_p2p_timeout_* (Ascend/mind-cluster FaultDiag fixture
+st_transport_timeout_testcase plog-114654: "wait socket establish timeout", the LINK_ERROR_INFO
+table, "Wait links establish completed failed", "connected p2p timeout", "Wait Enable P2P Failed";
+the table's rows do not match, its header does), asc_hccl_plog_links_establish_completed_* (vllm-
+project/vllm-ascend#9872), asc_hccl_plog_listen_port_fail_* (vllm-project/vllm-ascend#1955; the
+listen failure itself does not match), asc_hccl_plog_root_info_socket_recv_timeout_* (MindCluster
+FaultDiag fixture plog-parser-123: the RaSocket receive timeout, "setup topo detect error",
+"HcclCommInitRootInfo failed"), asc_hccl_comm_init_root_info_failed_mindie_* (gpustack/gpustack#2021:
+MindIE's "HcclCommInitRootInfo fail"), asc_torch_npu_hccl_comm_init_error_code4_* (verl-project/
+verl#3947: torch_npu's "HCCL function error" and ERR02200 with the tuple's device),
+asc_torch_npu_hccl_watchdog_allreduce_timeout_* (vllm-project/vllm-ascend#382: WorkHCCL watchdog;
+"[Rank 1]" is a rank, not a device), asc_neg_hccl_event_connect_timeout_env_set_600.log (MindCluster
+FaultDiag fixture: an HCCL_CONNECT_TIMEOUT setting, no match). The HCCL lines name no device in a
+documented spelling ("device[2]", "logicDevid:2" and "deviceLogicId=2" are not), so their findings
+have none.
+Constructed: a troubleshooting guide's grep advice and timeout variables (no match).""")
+
+write_case("ascend-oom-families", "training", "/var/log/training/job-13/worker_0.log", None,
+    mix(TRAIN_NOISE, 100, [
+        # asc_el0004_ge_module_rtmalloc_fail_page_caching_device0.log
+        [
+            ('ERROR 04-09 21:56:46 [diffusion_engine.py:82] [PID: 210907] 2026-04-09-21:56:40.384.694 Memory_Allocation_Failure(EL0004): Failed to allocate memory requested by GE module.',
+             [(DRV, "", RBUS, "")]),
+            none('ERROR 04-09 21:56:46 [diffusion_engine.py:82]         Possible Cause: Available memory is insufficient.'),
+            none('ERROR 04-09 21:56:46 [diffusion_engine.py:82]         Solution: Close applications not in use.'),
+            none('ERROR 04-09 21:56:46 [diffusion_engine.py:82]         TraceBack (most recent call last):'),
+            ('ERROR 04-09 21:56:46 [diffusion_engine.py:82]         Call rtMalloc fail, purpose: page caching, type = 2, size:3221291008, device_id:0[FUNC:Alloc][FILE:device_allocator.cc][LINE:72]',
+             [(DOOM, "0", RBUS, "")]),
+            ('ERROR 04-09 21:56:46 [diffusion_engine.py:82]         Call rtMalloc fail, purpose: page caching, type = 2, size:1610678272, device_id:0[FUNC:Alloc][FILE:device_allocator.cc][LINE:72]',
+             [(DOOM, "0", RBUS, "")]),
+            none('ERROR 04-09 21:56:46 [diffusion_engine.py:82]         [Exec][Op]Execute op failed. op type = Conv2D, ge result = 4294967295[FUNC:ReportCallError][FILE:acl_op_executor_log_inner.cpp][LINE:124]'),
+        ],
+        # asc_el0004_memory_allocation_failure_set_device_507033_device2.log
+        [
+            ('[ERROR] aclrtSetDevice(deviceId) failed: 507033 (/tmp/ptoas-board-monitor/runs/20260324_120504_merged_pr341/npu_validation/PyPTOIRParser/orchestration_example_kernel_mul/main.cpp:72)',
+             [(RTC, "", RBUS, "")]),
+            ('[ERROR] RecentErrMsg: [PID: 1613532] 2026-03-24-12:14:45.885.234 Memory_Allocation_Failure(EL0004): Failed to allocate memory.',
+             [(DRV, "", RBUS, "")]),
+            none('        Possible Cause: Available memory is insufficient.'),
+            none('        Solution: Close applications not in use.'),
+            none('        TraceBack (most recent call last):'),
+            none('        allocate device memory failed.[FUNC:Init][FILE:memory_pool_manager.cc][LINE:50]'),
+            none('        Fail to init MemoryPoolManager, retCode=0x711000e.[FUNC:Init][FILE:raw_device.cc][LINE:670]'),
+            none('        Check param failed, dev can not be NULL![FUNC:DeviceRetain][FILE:runtime.cc][LINE:3547]'),
+            none('        Check param failed, dev can not be NULL![FUNC:PrimaryContextRetain][FILE:runtime.cc][LINE:3171]'),
+            none('        Check param failed, ctx can not be NULL![FUNC:PrimaryContextRetain][FILE:runtime.cc][LINE:3202]'),
+            none('        Check param failed, context can not be null.[FUNC:SetDevice][FILE:api_impl.cc][LINE:3278]'),
+            none('        rtSetDevice execution failed, reason=device retain error[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:65]'),
+            ('        open device 2 failed, runtime result = 507033.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:148]',
+             [(RTC, "2", RBUS, "")]),
+        ],
+        # asc_mindspore_pre_act_total_used_mem_exceeds_total_mem_size.log
+        [
+            ('[ERROR] PRE_ACT(54175,fffdbcff91e0,python):2024-10-22-11:24:55.301.443 [mindspore/ccsrc/backend/common/mem_reuse/mem_dynamic_allocator.cc:392] AddMemBlockAndMemBufByEagerFree] TotalUsedMemStatistics : 29356337664 plus TotalUsedByEventMemStatistics : 0 and plus alloc size : 301990400 is more than total mem size : 29464985600.',
+             [(DOOM, "", RBUS, "")]),
+        ],
+        # asc_torch_npu_el0004_ftsplus_launch_driver_out_of_memory_device2_rank2.log
+        [
+            none('[ERROR] 2024-08-28-16:15:00 (PID:15597, Device:2, RankID:2) ERR00100 PTA call acl api failed'),
+            ('EL0004: 2024-08-28-16:15:00.358.141 Failed to allocate memory.',
+             [(DRV, "", RBUS, "")]),
+            none('        Possible Cause: Available memory is insufficient.'),
+            none('        Solution: Close applications not in use.'),
+            none('        TraceBack (most recent call last):'),
+            ('        rtFftsPlusTaskLaunch execute failed, reason=[driver error:out of memory][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]',
+             [(HAL, "", RBUS, "")]),
+            none('        Init device error msg handler failed, retCode=0x7020016.[FUNC:GetDevErrMsg][FILE:api_impl.cc][LINE:4924]'),
+            ('        rtGetDevMsg execute failed, reason=[driver error:out of memory][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]',
+             [(HAL, "", RBUS, "")]),
+        ],
+        # asc_plog_halmemalloc_failed_hugepage_drvretcode6_device0.log
+        [
+            ('[ERROR] RUNTIME(10972,python):2023-09-23-05:41:40.256.365 [npu_driver.cc:1100]49835 DevMemAllocHugePageManaged:[INIT][DEFAULT][drv api] halMemAlloc failed:size=2097152(Byte), type=2, moduleId=7, drvFlag=18374686479671772161, drvRetCode=6, device_id=0!',
+             [(HAL, "0", RBUS, "")]),
+        ],
+        # constructed from MindSpore's format strings (its runtime actors' device memory
+        # failure; the CPU device's upper-case "Memory isn't enough" is host memory)
+        ("[ERROR] RUNTIME_FRAMEWORK(3321,ffff8a7fc120,python):2025-01-02-10:00:00.000.001 [mindspore/ccsrc/runtime/graph_scheduler/actor/memory_manager_actor.cc:318] SetOpContextMemoryAllocFail] Device(id:3) memory isn't enough and alloc failed, kernel name: Default/MatMul-op1, alloc size: 1073741824B.",
+         [(DOOM, "3", RBUS, "")]),
+        none("[ERROR] RUNTIME_FRAMEWORK(3321,ffff8a7fc120,python):2025-01-02-10:00:01.000.001 [mindspore/ccsrc/runtime/graph_scheduler/actor/memory_manager_actor.cc:312] SetOpContextMemoryAllocFail] Memory isn't enough and alloc failed, kernel name: Default/Add-op2, alloc size: 4096B."),
+        # constructed: a compiler log's memory plan, torch_npu's OOM raised as torch.OutOfMemoryError
+        none("[INFO] ATC compile.log: Total mem size 1160 MB, TmpTensor 88 MB"),
+        ("torch.OutOfMemoryError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; 60.96 GiB total capacity; 58.02 GiB already allocated; 58.02 GiB current active; 412.85 MiB free)",
+         [(DOOM, "0", RBUS, "")]),
+    ], rng),
+    note="""
+Device memory exhaustion in the forms other than those of ascend-oom-device-vs-host, in a training
+log (no path fields).
+
+Quoted: whole samples of the project's corpus (tests/corpus/logs), each in order:
+asc_el0004_ge_module_rtmalloc_fail_* (PKU-YuanGroup/Helios#62: the titled
+Memory_Allocation_Failure(EL0004) "Failed to allocate memory requested by GE module." and GE's
+"Call rtMalloc fail, ... device_id:0"), asc_el0004_memory_allocation_failure_set_device_* (hw-
+native-sys/PTOAS#341: EL0004, "failed: 507033" and "open device 2 failed, runtime result =
+507033"), asc_mindspore_pre_act_total_used_mem_* (candle-org/MindAct#1761: MindSpore's dynamic
+pool "is more than total mem size"), asc_torch_npu_el0004_ftsplus_launch_* (hiyouga/
+LlamaFactory#5322: EL0004 in the older form and "reason=[driver error:out of memory]"; the tuple
+line before it names process 15597, the EL0004 line names none), asc_plog_halmemalloc_failed_
+hugepage_drvretcode6_device0.log (MindCluster FaultDiag fixture plog-10972: an ERROR halMemAlloc
+failure with drvRetCode=6, DRV_ERROR_OUT_OF_MEMORY).
+Constructed: MindSpore's "Device(id:3) memory isn't enough and alloc failed" (its format string)
+and the CPU device's upper-case "Memory isn't enough" (host memory: no match); a compiler log's
+"Total mem size" (no match); torch_npu's OOM raised as torch.OutOfMemoryError (a device OOM of the
+NPU, not CUDA's).""")
+
+write_case("ascend-device-system-exception", "device-log",
+    "/var/log/npu/hisi_logs/device-0/history.log", r"device-(?P<device>\d+)/",
+    [
+        # constructed from the black box's history.log record format (MindCluster FaultDiag
+        # documentation of hisi_logs); the device is the directory's
+        ("[2023-07-13-16:20:44.081811] system exception code [0xB4060007]: ModuleName [TS], ExceptionReason [TS_EXCEPTION], TimeStamp [20230713162044-070000011].",
+         [(SYS, "0", RBUS, "B4060007")]),
+        ("[2021-10-05-23:07:08.656411] system exception code [0xA8028802]: ModuleName [DRIVER], ExceptionReason [DRIVER_EXCEPTION], TimeStamp [20211005230708-651408009].",
+         [(SYS, "0", RBUS, "A8028802")]),
+        none("[2021-10-05-23:07:09.000000] system start, boot count [12]"),
+    ],
+    note="""
+The device's black box record (hisi_logs/device-N/history.log): "system exception code
+[0x...]" with the module and reason; the device comes from the directory (path_fields). Constructed
+from the record format (no line of this file is in the project's corpus). The golden run loads
+no catalogue, so the level is ascend.device.system-exception's default_level (RestartBusiness);
+with MindCluster's faultCode.json the code's own level applies. A record that is not an exception
+does not match.""")
+
+APP, LF, UNK, ECC, NVL, COOM = ("nvidia.cuda.application-error", "nvidia.cuda.launch-failure",
+                                "nvidia.cuda.unknown-error", "nvidia.cuda.uncorrectable-ecc",
+                                "nvidia.cuda.nvlink-uncorrectable", "nvidia.cuda.out-of-memory")
+NCW, NCE, NCN = "nvidia.nccl.watchdog-timeout", "nvidia.nccl.error", "nvidia.nccl.network-error"
+GPU_TRAIN_NOISE = [
+    "[rank3]: Epoch 1 | step %d | loss 2.%03d | lr 3.0e-04 | grad_norm 0.%03d",
+    "node-7:2345:2345 [3] NCCL INFO Channel %02d/32 :    0   1   2   3   4   5   6   7",
+    "node-7:2345:2345 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>",
+    "node-7:2345:2345 [3] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+    "[W Utils.hpp:135] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function operator())",
+]
+write_case("nvidia-training", "training", "/var/log/training/job-14/rank-3.log", None,
+    mix(GPU_TRAIN_NOISE, 120, [
+        # CUDA runtime error strings (cudaGetErrorString) as PyTorch raises them
+        ("RuntimeError: CUDA error: an illegal memory access was encountered", [(APP, "", NOT, "")]),
+        none("CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."),
+        none("For debugging consider passing CUDA_LAUNCH_BLOCKING=1."),
+        none("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."),
+        ("[rank3]: RuntimeError: CUDA error: device-side assert triggered", [(APP, "", NOT, "")]),
+        none("/opt/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [32,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed."),
+        ("RuntimeError: CUDA error: misaligned address", [(APP, "", NOT, "")]),
+        ("RuntimeError: CUDA error: an illegal instruction was encountered", [(APP, "", NOT, "")]),
+        ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`",
+         [(APP, "", NOT, "")]),
+        ("RuntimeError: CUDA error: unspecified launch failure", [(LF, "", RBUS, "")]),
+        ("RuntimeError: CUDA error: unknown error", [(UNK, "", SUB, "")]),
+        ("RuntimeError: CUDA error: uncorrectable ECC error encountered", [(ECC, "", RNPU, "")]),
+        ("RuntimeError: CUDA error: an uncorrectable NVLink error was detected during the execution", [(NVL, "", RNPU, "")]),
+        # PyTorch's caching allocator, newer and older wording; a CUDA call's own OOM
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 15.41 GiB. GPU 3 has a total capacity of 79.10 GiB of which 15.40 GiB is free. Including non-PyTorch memory, this process has 63.69 GiB memory in use.",
+         [(COOM, "3", RBUS, "")]),
+        ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.56 GiB already allocated; 3.44 MiB free; 14.75 GiB reserved in total by PyTorch)",
+         [(COOM, "0", RBUS, "")]),
+        ("[rank1]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 79.15 GiB total capacity; 76.20 GiB already allocated; 1.01 GiB free; 77.00 GiB reserved in total by PyTorch)",
+         [(COOM, "1", RBUS, "")]),
+        ("RuntimeError: CUDA error: out of memory", [(COOM, "", RBUS, "")]),
+        none("If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."),
+        # PyTorch's ProcessGroupNCCL and NCCL results
+        ("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran for 600097 milliseconds before timing out.",
+         [(NCW, "", RBUS, "")]),
+        ("[rank0]:[E1105 10:00:00.000000000 ProcessGroupNCCL.cpp:1515] [PG 0 Rank 0] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+         [(NCW, "", RBUS, "")]),
+        ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, unhandled system error, NCCL version 2.14.3",
+         [(NCE, "", RBUS, "")]),
+        ("ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+         [(NCE, "", RBUS, "")]),
+        ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, remote process exited or there was a network error, NCCL version 2.19.3",
+         [(NCE, "", RBUS, "")]),
+        ("ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+         [(NCE, "", RBUS, "")]),
+        ("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, internal error, NCCL version 2.14.3",
+         [(NCE, "", RBUS, "")]),
+        ("ncclInternalError: Internal check failed.", [(NCE, "", RBUS, "")]),
+        ("NCCL communicator was aborted on rank 3. Original reason for failure was: NCCL error: unhandled system error",
+         [(NCE, "", RBUS, "")]),
+        # NCCL's own WARN lines of its IB and socket transports ([3] is the CUDA device)
+        ("node-7:2345:2367 [3] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<55914> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1 remoteGid ::ffff:10.0.0.2 hca mlx5_0",
+         [(NCN, "3", RBUS, "")]),
+        ("node-7:2345:2367 [3] NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129",
+         [(NCN, "3", RBUS, "")]),
+        ("node-7:2345:2370 [3] NCCL WARN socketProgress: Connection closed by remote peer node-8<41266>",
+         [(NCN, "3", RBUS, "")]),
+        ("node-7:2345:2370 [3] NCCL WARN socketStartConnect: Connect to 10.0.0.2<43521> failed : Software caused connection abort",
+         [(NCN, "3", RBUS, "")]),
+        ("node-7:2345:2370 [3] NCCL WARN Net : Connection closed by remote peer 10.0.0.2<55914>",
+         [(NCN, "3", RBUS, "")]),
+        # look-alikes: the application's NCCL errors, NCCL INFO lines naming a result, retries
+        none("RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, invalid usage, NCCL version 2.14.3"),
+        none("ncclInvalidUsage: This usually reflects invalid usage of NCCL library."),
+        none("node-7:2345:2370 [3] NCCL INFO misc/socket.cc:484 -> 6 (ncclRemoteError)"),
+        none("node-7:2345:2370 [3] NCCL WARN socketStartConnect: Connect to 10.0.0.2<43521> failed : Connection refused, retrying"),
+        none("node-7:2345:2370 [3] NCCL WARN Bootstrap : no socket interface found"),
+    ], rng),
+    note="""
+CUDA and NCCL failures as a PyTorch training job prints them (etc/faultd/rules.d/
+nvidia-training.yaml), in a training log (no path fields). The project's corpus holds no NVIDIA
+sample yet: every line is constructed from a documented format: the CUDA runtime's error
+strings (cudaGetErrorString: cudaErrorIllegalAddress, cudaErrorAssert, cudaErrorMisalignedAddress,
+cudaErrorIllegalInstruction, cudaErrorLaunchFailure, cudaErrorUnknown, cudaErrorECCUncorrectable,
+cudaErrorNvlinkUncorrectable, cudaErrorMemoryAllocation) behind PyTorch's "CUDA error: ", cuBLAS's
+CUBLAS_STATUS_EXECUTION_FAILED, PyTorch's caching allocator messages (the older "(GPU 0; ...
+total capacity ...)" and the newer "GPU 3 has a total capacity of ..."), ProcessGroupNCCL's
+watchdog and "NCCL error in: <file>:<line>, <reason>, NCCL version <v>" exceptions with the
+ncclResult name line after them, NCCL's WARN lines of its IB ("Got completion from peer ... with
+status=", older "Got completion with error") and socket transports ("host:pid:tid [cudaDev] NCCL
+WARN ..."). The device is "GPU N" of the out-of-memory messages and NCCL's [cudaDev]; "[Rank N]"
+is a rank. Levels: the application's errors are recorded, a launch failure and every NCCL
+failure are job-level, an unknown error is a warning, uncorrectable ECC and NVLink errors reset
+the GPU. Look-alikes: the advice lines that follow a CUDA error, NCCL's invalid usage (the
+application's), a result name inside an NCCL INFO line, a socket WARN that goes on retrying, a
+missing socket interface (configuration).""")
