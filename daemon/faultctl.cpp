@@ -375,9 +375,7 @@ int decode_overflow(const Args& a) {
   return rc;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Args a;
   if (parse(argc, argv, a) != kExitOk) {
     usage(std::cerr);
@@ -457,4 +455,15 @@ int main(int argc, char** argv) {
               << (body.value("changed", false) ? "" : " (unchanged)") << '\n';
   }
   return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "faultctl: " << e.what() << '\n';
+    return 1;
+  }
 }

@@ -155,6 +155,7 @@ std::vector<std::string> triggers_of(const RuleSpec& spec) {
   const auto& groups = !spec.any_of.empty() ? spec.any_of : spec.lines;
   if (!groups.empty()) {
     std::vector<std::string> out;
+    out.reserve(groups.size());
     for (const auto& group : groups) out.push_back(longest(group));
     return out;
   }
@@ -235,6 +236,7 @@ void put_list(std::string& out, std::string_view key, const std::vector<std::str
 // order or layout; any change to what a rule matches or reports changes the hash.
 std::string canonical_form(const std::vector<CompiledRule>& rules) {
   std::vector<const RuleSpec*> sorted;
+  sorted.reserve(rules.size());
   for (const auto& r : rules) sorted.push_back(&r.spec);
   std::sort(sorted.begin(), sorted.end(),
             [](const RuleSpec* a, const RuleSpec* b) { return a->id < b->id; });

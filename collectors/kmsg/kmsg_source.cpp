@@ -17,9 +17,9 @@ namespace {
 
 // /dev/kmsg refuses (EINVAL) a read buffer smaller than one record; the kernel caps a record
 // with its dictionary at 8 KiB (CONSOLE_EXT_LOG_MAX).
-constexpr size_t kReadBytes = 16 * 1024;
+constexpr size_t kReadBytes = size_t{16} * 1024;
 // A stand-in file's line longer than this is no record: dropped as a parse error.
-constexpr size_t kMaxLineBytes = 64 * 1024;
+constexpr size_t kMaxLineBytes = size_t{64} * 1024;
 
 template <typename T>
 bool parse_number(std::string_view s, T& out) {

@@ -125,7 +125,7 @@ void ActionManager::launch(const ActionConfig& action, const Finding& fault, boo
   spdlog::info("running action {} for device {} fault {}{}", action.name, fault.device, fault.id,
                settings_.dry_run ? " (dry run)" : "");
   runner_.run(
-      action.hook, hook_input(action, fault), [this, rec, fault](HookResult result) mutable {
+      action.hook, hook_input(action, fault), [this, rec, fault](const HookResult& result) mutable {
         running_ids_.erase(rec.id);
         rec.attempts += result.attempts;
         rec.exit_code = result.outcome == HookResult::Outcome::Exited ? result.exit_code : -1;

@@ -74,7 +74,7 @@ std::optional<CommandSourceConfig> load_command_source(const YAML::Node& n, cons
                                                    ") must not exceed interval (" +
                                                    format_duration(src.interval) + ")");
   }
-  if (auto v = yaml::get_int(n, "max_output_bytes", ctx, 1024, 16 * 1024 * 1024)) {
+  if (auto v = yaml::get_int(n, "max_output_bytes", ctx, 1024, int64_t{16} * 1024 * 1024)) {
     src.max_output_bytes = static_cast<size_t>(*v);
   }
   if (auto v = yaml::get_string(n, "parser", ctx)) {

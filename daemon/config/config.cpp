@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -139,8 +140,9 @@ void Loader::load_main(const std::string& path) {
   }
   if (auto l = r["log"]; l.IsDefined() && yaml::check_map(l, "log", {"level"}, ctx)) {
     if (auto v = yaml::get_string(l, "level", ctx)) {
-      static const std::set<std::string> kLevels{"trace", "debug", "info", "warn", "error"};
-      if (kLevels.count(*v)) {
+      constexpr std::array<std::string_view, 5> kLevels = {"trace", "debug", "info", "warn",
+                                                           "error"};
+      if (std::find(kLevels.begin(), kLevels.end(), *v) != kLevels.end()) {
         cfg.log_level = *v;
       } else {
         ctx.error(l["level"], "log level must be one of trace, debug, info, warn, error");
@@ -241,7 +243,7 @@ void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const C
     }
     src.path_fields = *v;
   }
-  if (auto v = yaml::get_int(n, "max_line_bytes", ctx, 256, 16 * 1024 * 1024)) {
+  if (auto v = yaml::get_int(n, "max_line_bytes", ctx, 256, int64_t{16} * 1024 * 1024)) {
     src.max_line_bytes = static_cast<size_t>(*v);
   }
   if (auto v = yaml::get_duration(n, "scan_interval", ctx)) {

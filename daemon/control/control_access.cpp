@@ -28,9 +28,9 @@ bool is_type(const nlohmann::json& v, nlohmann::json::value_t type) {
 
 std::string check_fields(const nlohmann::json& request) {
   using T = nlohmann::json::value_t;
-  static const std::vector<FieldRule> kString = {
+  static const std::vector<FieldRule> string_fields = {
       {"device", T::string}, {"reason", T::string}, {"since", T::string}};
-  for (const auto& rule : kString) {
+  for (const auto& rule : string_fields) {
     auto it = request.find(rule.name);
     if (it != request.end() && !is_type(*it, rule.type)) {
       return std::string(rule.name) + " must be a string";

@@ -53,7 +53,7 @@ bool get_pair(const YAML::Node& map, const char* key, const Ctx& ctx, double& l1
   };
   bool ok = true;
   if (node.IsScalar()) {
-    std::string text = node.Scalar();
+    const std::string& text = node.Scalar();
     for (size_t start = 0; ok;) {
       const size_t comma = text.find(',', start);
       std::string part = text.substr(start, comma == std::string::npos ? comma : comma - start);

@@ -76,8 +76,10 @@ FAULTS = [
      "[ERROR] RUNTIME({pid},python3):" + TS + " [device_error_proc.cc:1163]{tid} ProcessStarsCoreErrorInfo:The error from device(chipId:{d}, dieId:0), serial number is 11, there is an aicore error exception, core id is 0, error code = 95", "{d}"),
     ("ascend.memory.hal-alloc-oom", "plog",
      "[ERROR] RUNTIME({pid},ker_DP7_EP7) :" + TS + " [npu_driver.cc:1534]{tid} DevMemAllocHugePageManaged:[drv api] halMemAlloc failed:size=2122688(bytes), type=2, moduleId=3, drvFlag=216172782123369479, drvRetCode=6, device_id={d}, ErrCode=207001, desc=[driver error:out of memory], InnerCode=0x7020014", "{d}"),
+    # A process that names no device on any line: the finding has none (no context to take
+    # one from; docs/detection.md).
     ("ascend.network.rdma-cqe-error", "plog",
-     "[ERROR] HCCL({pid},alltoall_test):" + TS + " [heartbeat.cc:1229] [{tid}][TaskExecStage][HeartbeatAbnormal][ROCE CQE ERROR]cqe error status[12], time:[2025-09-15 08:38:12.776654],localInfo{{server[127.10.0.1],deviceId[127.10.0.1],deviceIp[127.11.0.1]}}, remoteIP{{server[127.10.0.2],deviceId[127.10.0.2]}}", ""),
+     "[ERROR] HCCL(70001,alltoall_test):" + TS + " [heartbeat.cc:1229] [{tid}][TaskExecStage][HeartbeatAbnormal][ROCE CQE ERROR]cqe error status[12], time:[2025-09-15 08:38:12.776654],localInfo{{server[127.10.0.1],deviceId[127.10.0.1],deviceIp[127.11.0.1]}}, remoteIP{{server[127.10.0.2],deviceId[127.10.0.2]}}", ""),
     # device-side CANN log: no device in the line, it comes from the path (device-3/)
     ("ascend.asd.silent-check-l1", "device",
      "[ERROR] AICPU(26533,aicpu_scheduler):" + TS + " [silent_check_v3.cc:250][ComputeL1Error][tid:26552]SilentCheckV3 ComputeL1Error:val = [nan], max = [nan], avg=[1.128970e-09], step=[5], c_thresh_l1 = [1.000000e+06], c_thresh_l2 = [1.000000e+04], beta1 = [9.900000e-01], npu_asd_detect = [1].", "{path}"),
