@@ -346,7 +346,7 @@ std::string_view line_pid(std::string_view line) {
 
 std::string_view line_device(std::string_view line) {
   static const RE2 re(
-      R"((?:\bdevice_id(?:=|:\s*)|\bdeviceId\[|\bdevId:?\s*|\bdevid=|\[devid-|\bdevice\((?:chipId:)?|\bDevice(?::\s*|\s|\[)|\(device=|\bNPU\s|\bchipId:|\bGPU\s|\bcuda:)(\d{1,4})(?:[^\d.]|\.(?:\D|$)|$))");
+      R"((?:\bdevice_id(?:=|:\s*)|\bdeviceId\[|\bdevId:?\s*|\bdevid=|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\bDevice(?::\s*|\s)|\(device=|\bNPU\s|\bchipId:|\bGPU\s|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.]|\.(?:\D|$)|$))");
   re2::StringPiece subs[2];
   if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, subs,
                 2)) {

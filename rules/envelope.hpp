@@ -55,12 +55,12 @@ std::string_view torch_npu_device(std::string_view line);
 // "(PID:150840, Device:0, RankID:8)". Empty when none.
 std::string_view line_pid(std::string_view line);
 
-// The device a line names in one of the documented spellings (docs/log-formats.md §11), with
-// where it was found: device_id=N, device_id: N, deviceId[N], devId N, devid=N, [devid-N],
-// device(N), device(chipId:N), Device N, Device[N], (device=N), NPU N, chipId:N, GPU N,
-// cuda:N, "Heartbeat lost! (device=N". An id is 1 to 4 digits not followed by more digits or
-// by a decimal point and a digit (an IP address, "Device 1.5 GiB"). The first spelling in the
-// line wins. Empty when the line names none.
+// The device a line names in one of the documented spellings (docs/log-formats.md §11):
+// device_id=N, device_id: N, deviceId[N], devId N, devid=N, [devid-N], device(N),
+// device(chipId:N), Device N, Device:N, Device[N], device[N], DEVICE[N], (device=N, NPU N,
+// chipId:N, GPU N, cuda:N, logicDevId[N], deviceLogicId[N] or =N. An id is 1 to 4 digits not
+// followed by more digits or by a decimal point and a digit (an IP address, "Device 1.5 GiB"). The
+// first spelling in the line wins. Empty when the line names none.
 std::string_view line_device(std::string_view line);
 
 // The device a collected file's path names: a "device-N/" directory. Empty when none.

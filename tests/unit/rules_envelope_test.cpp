@@ -130,6 +130,10 @@ TEST_CASE("device spellings and process ids on a line", "[rules][envelope]") {
   CHECK(line_device("Device 1.5 GiB") == "");
   CHECK(line_device("on Device 3.") == "3");
   CHECK(line_device("device_id=11111") == "");
+  CHECK(line_device("|  comm error, device[2] num[1]") == "2");
+  CHECK(line_device("deviceType[4], logicDevId[11]") == "11");
+  CHECK(line_device("userRankId[3], deviceLogicId[0]") == "0");
+  CHECK(line_device("logicDevId[-1]") == "");
   CHECK(line_pid("[ERROR] RUNTIME(150840,python):2021-09-14 x") == "150840");
   CHECK(line_pid("EE9999: [PID: 1234] 2024-01-01") == "1234");
   CHECK(line_pid("ERR00100 PTA call acl api failed (PID:13075, Device:0, RankID:8)") == "13075");
