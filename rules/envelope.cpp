@@ -345,8 +345,14 @@ std::string_view line_pid(std::string_view line) {
 }
 
 std::string_view line_device(std::string_view line) {
+  // NCCL's own prefix "host:pid:tid [cudaDev] " (its debug.cc) names the warning process's GPU.
+  static const RE2 nccl(R"(^[^\s:]+:\d+:\d+ \[(\d{1,4})\] )");
+  re2::StringPiece dev;
+  if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), nccl, &dev)) {
+    return {dev.data(), dev.size()};
+  }
   static const RE2 re(
-      R"((?:\bdevice_id(?:=|:\s*)|\bdeviceId\[|\bdevId:?\s*|\bdevid=|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\bDevice(?::\s*|\s)|\(device=|\bNPU\s|\bchipId:|\bGPU\s|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.]|\.(?:\D|$)|$))");
+      R"((?:\bdevice_id(?:=|:\s*)|\bdeviceId\[|\bdevId[:=]?\s*|\bcudaDev\s|\bdevice\s+ordinal\s+|\bdevid=|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\bDevice(?::\s*|\s)|\bdevice(?:\s+is)?\s+|\(device=|\bNPU\s|\bchipId:|\bGPU[\s=:]|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.]|\.(?:\D|$)|$))");
   re2::StringPiece subs[2];
   if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, subs,
                 2)) {

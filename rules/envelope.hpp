@@ -56,11 +56,12 @@ std::string_view torch_npu_device(std::string_view line);
 std::string_view line_pid(std::string_view line);
 
 // The device a line names in one of the documented spellings (docs/log-formats.md §11):
-// device_id=N, device_id: N, deviceId[N], devId N, devid=N, [devid-N], device(N),
-// device(chipId:N), Device N, Device:N, Device[N], device[N], DEVICE[N], (device=N, NPU N,
-// chipId:N, GPU N, cuda:N, logicDevId[N], deviceLogicId[N] or =N. An id is 1 to 4 digits not
-// followed by more digits or by a decimal point and a digit (an IP address, "Device 1.5 GiB"). The
-// first spelling in the line wins. Empty when the line names none.
+// NCCL's "host:pid:tid [N] " prefix, device_id=N, device_id: N, deviceId[N], devId N, devId=N,
+// devid=N, [devid-N], cudaDev N, device ordinal N, device(N), device(chipId:N), Device N,
+// Device:N, Device[N], device[N], DEVICE[N], device N, device is N, (device=N, NPU N, chipId:N,
+// GPU N, GPU=N, GPU:N, cuda:N, logicDevId[N], deviceLogicId[N] or =N. An id is 1 to 4 digits
+// not followed by more digits or by a decimal point and a digit (an IP address, "Device 1.5
+// GiB"). The first spelling in the line wins. Empty when the line names none.
 std::string_view line_device(std::string_view line);
 
 // The device a collected file's path names: a "device-N/" directory. Empty when none.

@@ -76,7 +76,8 @@ std::vector<std::vector<std::string>> get_groups(const YAML::Node& map, const ch
 
 void parse_match(const YAML::Node& match, RuleSpec& spec, const Ctx& ctx) {
   if (!yaml::check_map(match, "match",
-                       {"any", "all", "any_of", "lines", "max_lines", "regex", "level"}, ctx)) {
+                       {"any", "all", "any_of", "lines", "max_lines", "regex", "level", "fields"},
+                       ctx)) {
     return;
   }
   spec.any = get_items(match, "any", ctx);
@@ -87,7 +88,7 @@ void parse_match(const YAML::Node& match, RuleSpec& spec, const Ctx& ctx) {
     spec.max_lines = static_cast<uint32_t>(*n);
   }
   if (!absent(match["lines"])) {
-    for (const char* other : {"any", "all", "any_of", "regex", "level"}) {
+    for (const char* other : {"any", "all", "any_of", "regex", "level", "fields"}) {
       if (!absent(match[other])) {
         ctx.error(match[other], std::string("'") + other +
                                     "' cannot be combined with 'lines' (a multi-line rule "
@@ -106,6 +107,13 @@ void parse_match(const YAML::Node& match, RuleSpec& spec, const Ctx& ctx) {
       ctx.error(match["regex"], error);
     }
     spec.regex = *regex;
+  }
+  if (auto fields = yaml::get_string(match, "fields", ctx)) {
+    if (*fields == "step") {
+      spec.step_fields = true;
+    } else {
+      ctx.error(match["fields"], "unknown 'fields' reader '" + *fields + "' (known: step)");
+    }
   }
   if (auto levels = yaml::get_string_list(match, "level", ctx)) {
     const YAML::Node node = match["level"];

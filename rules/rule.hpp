@@ -35,7 +35,8 @@
 //     caller passes the same context; without one, a match must lie within one chunk.
 //   - Within one line, findings come in rule order; a rule yields at most one finding per line.
 //   - A rule with `detect:` yields findings marked `detector_input`, with `fields` = its named
-//     captures plus the chunk's path fields (values as text): input for the DetectorBank.
+//     captures (and, with `fields: step`, the step-line fields) plus the chunk's path fields
+//     (values as text): input for the DetectorBank.
 //
 // Threading: a RuleSet is immutable and may be shared across threads; scan() keeps no state of
 // its own. A ScanContext belongs to one caller (one source) and is not thread-safe.
@@ -69,7 +70,10 @@ struct RuleSpec {
   // Multi-line: each entry's strings must all occur on one line, every entry within max_lines.
   std::vector<std::vector<std::string>> lines;
   uint32_t max_lines = 0;
-  std::string regex;                // optional RE2; named groups become fields
+  std::string regex;  // optional RE2; named groups become fields
+  // `fields: step`: the step-line tokenizer (rules/step_fields.hpp) adds the fields it reads
+  // (those the regex did not capture); the rule matches only a line that names one.
+  bool step_fields = false;
   std::vector<std::string> levels;  // optional: the line's leading [LEVEL] must be one of these
   std::string device;               // template such as "{device}"; empty: "{device}" if known
   std::string code;                 // template; may be literal ("80818C00") or "{code}"

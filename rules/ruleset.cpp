@@ -14,6 +14,7 @@
 #include "rules/rule.hpp"
 #include "rules/sha256.hpp"
 #include "rules/spec_check.hpp"
+#include "rules/step_fields.hpp"
 #include "rules/template.hpp"
 
 namespace faultd {
@@ -248,6 +249,7 @@ std::string canonical_form(const std::vector<CompiledRule>& rules) {
     put_list(out, "any", s->any);
     put_list(out, "all", s->all);
     put(out, "regex", s->regex);
+    if (s->step_fields) put(out, "fields", "step");
     put_list(out, "level", s->levels);
     put(out, "device", s->device);
     put(out, "code", s->code);
@@ -419,6 +421,7 @@ class Scanner {
     const std::string_view line = strip(start, end);
     unwrap(line, env_);
     const std::string_view message = env_.message;
+    step_line_ = {};  // the message may reuse the previous line's decoding buffer
     line_pid_ = line_pid(message);
     if (line_pid_.empty()) line_pid_ = env_.pid;
     learn_pid_device(message, line_number);
@@ -510,7 +513,24 @@ class Scanner {
           captures_.emplace_back(name, std::string_view(sub.data(), sub.size()));
       }
     }
+    if (spec.step_fields) {
+      const StepFields& step = step_fields_of(line);
+      if (step.empty()) return false;
+      for (const auto& [name, value] : step) {
+        if (!field_captured(name)) captures_.emplace_back(name, value);
+      }
+    }
     return true;
+  }
+
+  // The line's step fields, read once however many rules want them.
+  const StepFields& step_fields_of(std::string_view line) {
+    if (step_line_.data() == nullptr) {
+      step_fields_.clear();
+      read_step_fields(line, step_fields_);
+      step_line_ = line;
+    }
+    return step_fields_;
   }
 
   std::optional<std::string_view> field(std::string_view name) const {
@@ -647,6 +667,8 @@ class Scanner {
   std::vector<re2::StringPiece> subs_;
   std::vector<uint32_t> ids_;
   std::vector<std::pair<std::string_view, std::string_view>> captures_;
+  std::string_view step_line_;  // the line step_fields_ was read from
+  StepFields step_fields_;
   Envelope env_;               // the line being evaluated, unwrapped
   std::string_view line_pid_;  // its process id, if it names one
 };

@@ -58,10 +58,27 @@ std::string window_text(const DetectorSpec& s) {
   return text.empty() ? "the series" : text;
 }
 
+// A flag field reports something: True, a number above 0, or a word ("OVERFLOW"); not False,
+// 0 or absent.
+bool is_set(std::optional<std::string_view> value) {
+  if (!value || value->empty()) return false;
+  if (const auto n = parse_number(*value)) return *n > 0;
+  return *value != "False" && *value != "false" && *value != "FALSE";
+}
+
 class Rate final : public Detector {
  public:
   explicit Rate(const DetectorSpec& s) : s_(s), window_(s.window, s.window_steps) {}
   std::optional<Verdict> observe(const Sample& x) override {
+    // The scale of this line: its own, else the last one the series named (DeepSpeed's
+    // hysteresis lines and apex's bare "Gradient overflow" name none).
+    if (auto scale = x.number("scale")) {
+      last_scale_ = scale;
+    } else if (auto from = x.number("scale_from")) {
+      last_scale_ = from;
+    }
+    if (!s_.field.empty() && !is_set(x.get(s_.field))) return std::nullopt;
+    if (s_.probe_scale > 0 && last_scale_ && *last_scale_ >= s_.probe_scale) return std::nullopt;
     if (in_warmup(x, s_.warmup)) return std::nullopt;
     if (window_.add(x.time, x.pos) < static_cast<size_t>(s_.count)) return std::nullopt;
     window_.clear();  // the next verdict needs `count` new matches
@@ -72,6 +89,7 @@ class Rate final : public Detector {
  private:
   const DetectorSpec s_;
   Window window_;
+  std::optional<double> last_scale_;
 };
 
 class LossScaleCollapse final : public Detector {
@@ -85,11 +103,22 @@ class LossScaleCollapse final : public Detector {
     if (!from) from = previous_;
     previous_ = *scale;
     if (*scale > s_.floor) at_floor_ = false;
+    if (from && *scale > *from) {  // a rise ends a run of drops
+      run_ = 0;
+      run_fired_ = false;
+    }
     if (!from || !(*scale < *from)) return std::nullopt;
     if (*scale <= s_.floor && !at_floor_) {
       at_floor_ = true;
       return Verdict{Severity::Fault, "loss scale dropped from " + num(*from) + " to " +
                                           num(*scale) + " (floor " + num(s_.floor) + ")"};
+    }
+    if (s_.low_scale > 0) {
+      if (*scale > s_.low_scale || ++run_ < s_.drops || run_fired_) return std::nullopt;
+      run_fired_ = true;
+      return Verdict{Severity::Fault, "loss scale dropped " + std::to_string(run_) +
+                                          " times in a row to at or below " + num(s_.low_scale) +
+                                          ", now " + num(*scale)};
     }
     if (warming) return std::nullopt;  // the start-of-training halvings are calibration
     if (window_.add(x.time, x.pos) < static_cast<size_t>(s_.drops)) return std::nullopt;
@@ -104,6 +133,8 @@ class LossScaleCollapse final : public Detector {
   Window window_;
   std::optional<double> previous_;
   bool at_floor_ = false;
+  int64_t run_ = 0;  // drops in a row that landed at or below low_scale
+  bool run_fired_ = false;
 };
 
 class NonFinite final : public Detector {
@@ -130,7 +161,11 @@ class NonFinite final : public Detector {
       fired_ = false;
       return std::nullopt;
     }
-    if (++run_ < s_.consecutive || fired_) return std::nullopt;
+    ++run_;
+    if (run_ == 1 && s_.warn_first && s_.consecutive > 1) {
+      return Verdict{Severity::Warning, bad + " (the first non-finite step)"};
+    }
+    if (run_ < s_.consecutive || fired_) return std::nullopt;
     fired_ = true;
     return Verdict{Severity::Fault, bad + " for " + std::to_string(run_) + " consecutive step(s)"};
   }

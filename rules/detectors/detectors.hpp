@@ -13,13 +13,19 @@
 // Each detector reports an episode once: a condition that persists gives one verdict, and it
 // re-arms when the series is normal again.
 //
-//   rate                 ≥ count matches within window/window_steps, after `warmup` matches.
+//   rate                 ≥ count matches within window/window_steps, after `warmup` matches;
+//                        with `field`, only matches that set it (an overflow reported), and
+//                        with `probe_scale`, not those at a scale at or above it (calibration
+//                        and the scaler's periodic probing happen at a healthy scale).
 //   loss_scale_collapse  a drop of the scale (below the previous value, or below `scale_from`
 //                        when captured) to ≤ floor, at any time; or `drops` drops within the
 //                        windows once past `warmup` (the start-of-training halvings are
-//                        calibration). A scale that never dropped (bf16's constant 1.0) is fine.
+//                        calibration); or, with `low_scale`, `drops` drops that each land at
+//                        ≤ low_scale with no rise between. A scale that never dropped (bf16's
+//                        constant 1.0) is fine.
 //   non_finite           a NaN/Inf in `fields`, or a counter of `counters` above 0, for
-//                        `consecutive` samples in a row ("nan iterations: 0" is not NaN).
+//                        `consecutive` samples in a row ("nan iterations: 0" is not NaN); with
+//                        `warn_first`, the first of such a run is a warning verdict.
 //   feature_anomaly a    CANN SilentCheck: NaN/Inf or value > upper[0] or, after min_steps,
 //                        |value - previous| > sigma[0] × (running max - running min) → fault;
 //                        the same with upper[1]/sigma[1] → warning.

@@ -116,13 +116,13 @@ std::vector<std::string_view> keys_for(DetectorType type) {
   };
   switch (type) {
     case DetectorType::Rate:
-      add({"count", "window", "window_steps", "warmup", "per"});
+      add({"count", "window", "window_steps", "warmup", "per", "field", "probe_scale"});
       break;
     case DetectorType::LossScaleCollapse:
-      add({"field", "floor", "drops", "window", "window_steps", "warmup"});
+      add({"field", "floor", "drops", "window", "window_steps", "warmup", "low_scale"});
       break;
     case DetectorType::NonFinite:
-      add({"fields", "counters", "consecutive"});
+      add({"fields", "counters", "consecutive", "warn_first"});
       break;
     case DetectorType::FeatureAnomaly:
       add({"field", "generation", "upper_thresh", "sigma_thresh", "min_steps", "upper_thresh1",
@@ -169,6 +169,9 @@ std::string DetectorSpec::canonical() const {
   put(out, "per_device", num(per_device));
   put(out, "floor", num(floor));
   put(out, "drops", num(drops));
+  put(out, "probe_scale", num(probe_scale));
+  put(out, "low_scale", num(low_scale));
+  put(out, "warn_first", num(warn_first));
   for (const auto& f : fields) put(out, "fields", f);
   for (const auto& c : counters) put(out, "counters", c);
   put(out, "consecutive", num(consecutive));
@@ -283,6 +286,8 @@ std::optional<DetectorSpec> parse_detector_spec(const YAML::Node& node, const st
           ctx.error(node["per"], "'per' must be 'series' or 'device'");
         }
       }
+      get_field_name("field", s.field);
+      if (auto v = get_number(node, "probe_scale", ctx, 0)) s.probe_scale = *v;
       break;
     case DetectorType::LossScaleCollapse:
       get_field_name("field", s.field);
@@ -291,11 +296,13 @@ std::optional<DetectorSpec> parse_detector_spec(const YAML::Node& node, const st
       get_count("window_steps", s.window_steps, 0);
       get_count("warmup", s.warmup, 0);
       get_positive_duration("window", s.window);
+      if (auto v = get_number(node, "low_scale", ctx, 0)) s.low_scale = *v;
       break;
     case DetectorType::NonFinite:
       if (auto f = yaml::get_string_list(node, "fields", ctx)) s.fields = *f;
       if (auto c = yaml::get_string_list(node, "counters", ctx)) s.counters = *c;
       get_count("consecutive", s.consecutive, 1);
+      if (auto v = yaml::get_bool(node, "warn_first", ctx)) s.warn_first = *v;
       if (s.fields.empty() && s.counters.empty()) {
         ctx.error(node, "non_finite needs at least one of 'fields' or 'counters'");
       }

@@ -42,20 +42,27 @@ struct DetectorSpec {
   FaultLevel warn_level = FaultLevel::SubHealthFault;
 
   // rate: at least `count` matches within `window` (and `window_steps` if set), per series or
-  // per device.
+  // per device. With `field`, only matches whose field is set count (True, a word, or a number
+  // above 0: an overflow reported); with `probe_scale`, not those at a loss scale (`scale`
+  // field) at or above it: the scaler probing a healthy scale, calibration included.
   int64_t count = 3;
   bool per_device = false;
+  double probe_scale = 0;  // 0: every scale counts
 
   // loss_scale_collapse: the scale drops to `floor` or below, or drops `drops` times within
   // the windows, after `warmup`.
+  // With `low_scale`, the second test is instead `drops` drops that each land at or below
+  // low_scale, with no rise between, at any time: calibration never takes a scale that low.
   double floor = 1.0;
   int64_t drops = 3;
+  double low_scale = 0;  // 0: the windowed test
 
   // non_finite: any of `fields` NaN/Inf, or any of `counters` above 0, for `consecutive`
   // matches in a row.
   std::vector<std::string> fields;
   std::vector<std::string> counters;
   int64_t consecutive = 3;
+  bool warn_first = false;  // the first non-finite sample of a run: a verdict at warn_level
 
   // feature_anomaly. Generation a (CANN SilentCheck): L1 = value above upper[0] or jump above
   // sigma[0] × running range; L2 = the same with [1]; jumps count after `min_steps` samples.

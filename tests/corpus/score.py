@@ -91,6 +91,7 @@ def score(corpus, config, rows_out):
                                                  for f in findings)
             result["device_ok"] = bool(want) and any(device_key(f.get("device")) in want
                                                      for f in hits)
+            result["got"] = {device_key(f.get("device")) for f in hits if f.get("device")}
         rows_out.append(result)
 
 
@@ -155,6 +156,10 @@ def main():
     print("\n".join(lines))
     if missed:
         print("missed: " + ", ".join(missed))
+    for r in pos:
+        if r["found"] and r["want"] and not r["device_ok"]:
+            print("wrong device: %s (want %s, got %s)" % (r["file"], ",".join(sorted(r["want"])),
+                                                          ",".join(sorted(r["got"])) or "none"))
     for r in neg:
         if r["false_alarm"]:
             print("false alarm: " + r["file"])

@@ -59,8 +59,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+# Waits scale with the build: a sanitizer or debug build runs several times slower, and the
+# machine may be busy with other tests (ctest sets FAULTD_TEST_TIME_SCALE per build type).
+TIME_SCALE = max(1.0, float(os.environ.get("FAULTD_TEST_TIME_SCALE") or 1))
+
+
+def scaled(seconds):
+    """A deadline or timeout of `seconds` on a plain build, stretched for slow builds."""
+    return seconds * TIME_SCALE
+
+
 def wait_for(what, predicate, timeout=20.0, interval=0.01):
-    """Polls `predicate` until it returns a truthy value or the deadline passes."""
+    """Polls `predicate` until it returns a truthy value or the deadline (scaled) passes."""
+    timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()

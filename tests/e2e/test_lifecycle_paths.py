@@ -50,7 +50,8 @@ def recovery_and_escalation(args, check, work):
     os.environ["FAKE_NPU_SMI_SCRIPT"] = script
     os.environ["FAKE_NPU_SMI_STATE"] = os.path.join(work, "npu-smi-state")
     sources = ('  - { name: npu-health, type: command, argv: [%s, info, -t, health, -i, "{device}"],'
-               ' devices: "3-4", interval: 200ms, timeout: 200ms, parser: npu_smi_health }\n' % fake)
+               ' devices: "3-4", interval: 200ms, timeout: %dms, parser: npu_smi_health }\n'
+               % (fake, harness.scaled(2.0) * 1000))
     policy = BUDGET + ("  levels:\n    SubHealthFault: { state: warning, recover: true }\n"
                        "    SeparateNPU: { state: warning, actions: [isolate], recover: true }\n")
     n = Node(args, work, policy=policy, sources=sources, catalogs=catalogs(args),

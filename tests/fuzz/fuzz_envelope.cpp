@@ -1,11 +1,14 @@
-// Fuzzes the envelope recognisers and the device and process spellings (rules/envelope.hpp):
-// whatever a log writer puts on a line, unwrapping ends, the message is a part of the line (or
-// of its decoded form, never longer than the line), and an id found is digits within the line.
+// Fuzzes the envelope recognisers and the device and process spellings (rules/envelope.hpp), and
+// the step-line tokenizer (rules/step_fields.hpp): whatever a log writer puts on a line,
+// unwrapping ends, the message is a part of the line (or of its decoded form, never longer than
+// the line), an id found is digits within the line, and every step field is a known name with a
+// non-empty value within the line, each name at most once.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "rules/envelope.hpp"
+#include "rules/step_fields.hpp"
 #include "tests/support/fuzz_support.hpp"
 
 namespace {
@@ -39,5 +42,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FAULTD_FUZZ_CHECK(within(id, line) && digits(id));
   }
   FAULTD_FUZZ_CHECK(digits(path_device(env.path)));
+  StepFields fields;
+  read_step_fields(line, fields);
+  FAULTD_FUZZ_CHECK(fields.size() <= 8);
+  for (const auto& [name, value] : fields) {
+    FAULTD_FUZZ_CHECK(!value.empty() && within(value, line));
+    FAULTD_FUZZ_CHECK(name == "step" || name == "loss" || name == "grad_norm" || name == "scale" ||
+                      name == "scale_from" || name == "overflow" || name == "nan_iterations" ||
+                      name == "step_time");
+  }
   return 0;
 }

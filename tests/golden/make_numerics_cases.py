@@ -10,6 +10,11 @@ line (what the stall detectors see). Re-run after editing and review the diff.""
 import json
 import os
 
+# The three rules that read any framework's step-line fields (rules/step_fields.hpp).
+NON_FINITE = "training.step.non-finite"
+STORM = "training.step.overflow-storm"
+COLLAPSE = "training.step.loss-scale-collapse"
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATH_FIELDS = r"worker_(?P<device>\d+)\.log$"
 
@@ -53,9 +58,11 @@ def mindspore():
     c = Case("numerics-mindspore", """
 MindSpore step lines as printed by the loop of seed 003 (`step: N, loss: X, overflow:B, scale:S`).
 The first lines are seed 003's own (static scale 1.0); the rest are constructed in that shape:
-a calibration burst of halvings at steps 0-4 (quiet), a single overflow at step 25 (quiet), an
-overflow storm at steps 140-142 (rate and collapse fire), NaN loss at steps 150-152 (non_finite
-fires on the third), then the job goes silent for an hour (stall fires on the last step).""")
+a calibration burst of halvings at steps 0-4 (quiet: a healthy scale, and more than 100 steps
+before the storm), a single overflow at step 25 (quiet), an overflow storm at steps 140-142 at a
+scale of 512 to 128 (the rate fires; no collapse: 128 is still above 64), NaN loss at steps
+150-152 (non_finite records the first and fires on the third), then the job goes silent for an
+hour (stall fires on the last step).""")
     for step, loss in [(0, "138.42825"), (1, "118.172104"), (2, "159.14542"), (3, "150.65671")]:
         c.add("step: %d, loss: %s, overflow:False, scale:1.0" % (step, loss))
     c.add("step: 97, loss: 69.513245, overflow:False, scale:1.0")
@@ -70,10 +77,11 @@ fires on the third), then the job goes silent for an hour (stall fires on the la
         loss = "nan" if 150 <= step <= 152 else "%.4f" % (2.0 - step * 0.01)
         c.add("step: %d, loss: %s, overflow:%s, scale:%.1f" % (step, loss, overflow, scale))
         if step == 142:
-            c.expect("training.mindspore.overflow-storm", "SubHealthFault")
-            c.expect("training.mindspore.loss-scale-collapse", "SubHealthFault")
+            c.expect(STORM, "SubHealthFault")
+        if step == 150:
+            c.expect(NON_FINITE, "NotHandleFault")
         if step == 152:
-            c.expect("training.mindspore.non-finite", "SubHealthFault")
+            c.expect(NON_FINITE, "SubHealthFault")
     c.tick_after = "1h"
     c.expect("training.mindspore.stall", "SubHealthFault")
     return c
@@ -86,7 +94,9 @@ skip_data_and_ckpt_health_monitor.md, a 166 s first step with loss_scale 1.0: qu
 are constructed in that shape: a 10x wobble of global_norm (quiet), a global_norm spike of 5e7
 at step 40 (one strike: a warning at that very step), slow steps from step 50 (slow_step fires on
 the fifth), three `overflow cond: True` at steps 70-72 with a constant scale (rate fires;
-collapse does not: the scale never dropped), then an hour of silence (stall).""")
+collapse does not: the scale never dropped), NaN loss and norm at steps 80-82 with the scale
+dropped to 0.5 (non_finite records the first and fires on the third, collapse fires at the floor,
+a second storm), then an hour of silence (stall).""")
     c.add("2024-06-24 10:00:00,000 - mindformers - INFO - { Epoch:[  1/  2], step:[    1/ 6500], loss: 0.000, per_step_time: 166756ms, lr: 0.0, overflow cond: False, loss_scale: 1.0, global_norm: [44.313248], train_throughput_per_npu: 2.849T")
     for step in range(2, 80):
         norm = 0.8 + 0.05 * (step % 3)
@@ -102,15 +112,16 @@ collapse does not: the scale never dropped), then an hour of silence (stall)."""
         if step == 54:
             c.expect("training.mindformers.slow-step", "SubHealthFault")
         if step == 72:
-            c.expect("training.mindformers.overflow-storm", "SubHealthFault")
+            c.expect(STORM, "SubHealthFault")
     # NaN loss and norm for three steps
     for step in range(80, 83):
         c.add("2024-06-24 11:%02d:00,000 - mindformers - INFO - { Epoch:[  1/  2], step:[%5d/ 6500], loss: nan, per_step_time: 1000ms, lr: 1e-05, overflow cond: True, loss_scale: 0.5, global_norm: [nan], train_throughput_per_npu: 2.849T" % (step % 60, step))
         if step == 80:
-            c.expect("training.mindformers.loss-scale-collapse", "SubHealthFault")
+            c.expect(NON_FINITE, "NotHandleFault")
+            c.expect(COLLAPSE, "SubHealthFault")
         if step == 82:  # overflow cond: True again on all three: a second storm
-            c.expect("training.mindformers.overflow-storm", "SubHealthFault")
-            c.expect("training.mindformers.non-finite", "SubHealthFault")
+            c.expect(NON_FINITE, "SubHealthFault")
+            c.expect(STORM, "SubHealthFault")
     c.tick_after = "1h"
     c.expect("training.mindformers.stall", "SubHealthFault")
     return c
@@ -120,10 +131,12 @@ def megatron():
     c = Case("numerics-megatron", """
 Megatron / MindSpeed iteration lines. Line 1 is the §9 example verbatim (`nan iterations: 0`
 is not NaN: quiet). The rest are constructed in Megatron's full layout: fp16 with a dynamic
-scale calibrating at iterations 1-5 (quiet), grad norm `nan` with both counters 0 for three
-intervals (Megatron-DeepSpeed#396: non_finite fires; NaN is not a feature-value strike), skipped iterations in three intervals
-(rate fires), the scale then driven to 1 (collapse fires at the floor), a grad-norm spike
-(strike), slow intervals (slow_step), an hour of silence (stall).""")
+scale calibrating at iterations 1-5 down to 4096 (quiet: a healthy scale), grad norm `nan` with
+both counters 0 for three intervals (Megatron-DeepSpeed#396: non_finite records the first and
+fires on the third; NaN is not a feature-value strike), skipped iterations in three intervals at
+2048-512 (rate fires), a grad-norm spike (strike), slow intervals (slow_step), the scale then
+driven from 512 to 1 (a storm every third interval; collapse on the third drop to 64 or below
+and at the floor), an hour of silence (stall).""")
     c.add("... | lm loss: 7.334521E-01 | loss scale: 1.0 | grad norm: 0.752 | number of skipped iterations:   0 | number of nan iterations:   0 |")
     scale = 4096.0 * 32
 
@@ -145,25 +158,28 @@ intervals (Megatron-DeepSpeed#396: non_finite fires; NaN is not a feature-value 
         if 60 <= i <= 66:
             ms = 3000.0
         c.add(it(i, grad=grad, skipped=skipped, ms=ms))
+        if i == 30:
+            c.expect(NON_FINITE, "NotHandleFault")
         if i == 32:
-            c.expect("training.megatron.non-finite", "SubHealthFault")
+            c.expect(NON_FINITE, "SubHealthFault")
         if i == 42:
-            c.expect("training.megatron.overflow-storm", "SubHealthFault")
-            c.expect("training.megatron.loss-scale-collapse", "SubHealthFault")
+            c.expect(STORM, "SubHealthFault")
         if i == 50:
             c.expect("training.megatron.grad-norm-anomaly", "SubHealthFault")
         if i == 64:
             c.expect("training.megatron.slow-step", "SubHealthFault")
-    # Overflow on every interval from here: the scale goes down to 1. Every third skipped
-    # interval is another storm and another 3 drops within 100 steps; the last reaches the floor.
+    # Overflow on every interval from here: the scale goes down from 512 to 1. Every third
+    # skipped interval is another storm; the third drop to 64 or below (16) is a collapse, and
+    # the last reaches the floor.
     drops = 0
     while scale > 1:
         scale /= 2
         drops += 1
         c.add(it(160 + drops, skipped=1))
         if drops % 3 == 0:
-            c.expect("training.megatron.overflow-storm", "SubHealthFault")
-            c.expect("training.megatron.loss-scale-collapse", "SubHealthFault")
+            c.expect(STORM, "SubHealthFault")
+        if scale == 16 or scale == 1:
+            c.expect(COLLAPSE, "SubHealthFault")
     c.tick_after = "1h"
     c.expect("training.megatron.stall", "SubHealthFault")
     return c
@@ -174,10 +190,10 @@ def deepspeed():
 DeepSpeed's fp16 loss scaler. Line formats verbatim from docs/log-formats.md §9 (loss_scaler.py,
 the older [deepscale] wording of stage2.py, the hysteresis variant, and the exception at the
 minimum). Constructed sequence: the calibration burst from 2^32 (16 halvings: quiet, as in
-DeepSpeed#931), two hysteresis lines, then overflow after overflow. The warm-ups count lines
-(these lines carry no step): rate counts from its 21st line (hysteresis lines included) and
-fires on the 5th counted; collapse counts drops from its 21st line and fires on the 4th. The lines name rank 0 and no device; the
-device comes from the file's path.""")
+DeepSpeed#931: a healthy scale), two hysteresis lines at 65536 (quiet), then overflow after
+overflow from 65536 down to 256: the rate counts the overflows below 4096 (2048, 1024, 512) and
+fires on the third; collapse does not (256 is above 64). The lines name rank 0 and no device;
+the device comes from the file's path.""")
     scale = 2 ** 32
     for i in range(16):
         tag = "deepscale" if i < 2 else "deepspeed"
@@ -188,47 +204,80 @@ device comes from the file's path.""")
     for i in range(8):
         c.add("[2024-01-01 00:02:%02d,000] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: %d, reducing to %d" % (i, scale, scale // 2))
         scale //= 2
-        if i == 6:  # rate line 25, the 5th after its 20-line warm-up
-            c.expect("training.deepspeed.overflow-storm", "SubHealthFault")
-        if i == 7:  # collapse line 24 (hysteresis lines are not drops): the 4th counted drop
-            c.expect("training.deepspeed.loss-scale-collapse", "SubHealthFault")
+        if i == 6:  # reducing to 512: the third overflow below 4096
+            c.expect(STORM, "SubHealthFault")
     c.add("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.")
     c.expect("training.deepspeed.loss-scale-minimum", "RestartBusiness")
     return c
 
 
-def misc():
-    c = Case("numerics-apex-mindyolo-hf", """
-apex amp, mindyolo and Hugging Face Trainer lines, formats verbatim from docs/log-formats.md §9.
-apex: 25 overflows in a row; the first 20 are the warm-up (calibration), collapse fires on the
-4th counted drop (line 24: the first line is no drop), rate on the 5th counted line (line 25).
-mindyolo: the same shape. HF: 12
-normal dicts, a grad_norm spike (strike), `'grad_norm': nan` three times (non_finite).""")
+def apex():
+    c = Case("numerics-apex", """
+apex amp's loss scaler, the format verbatim from docs/log-formats.md §9: 25 overflows in a row
+halving the scale from 2^32. The overflows at a healthy scale (4096 and above) are calibration;
+the rate counts those below it (2048, 1024, 512) and fires on the third (line 23); the scale
+ends at 128, above the collapse threshold of 64.""")
     scale = 65536.0 * 65536
     for i in range(25):
         scale /= 2
         c.add("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to %.1f" % scale)
-        if i == 23:
-            c.expect("training.apex.loss-scale-collapse", "SubHealthFault")
-        if i == 24:
-            c.expect("training.apex.overflow-storm", "SubHealthFault")
+        if i == 22:
+            c.expect(STORM, "SubHealthFault")
+    return c
+
+
+def mindyolo():
+    c = Case("numerics-mindyolo", """
+mindyolo's overflow line, the format verbatim from docs/log-formats.md §9, in the same shape as
+numerics-apex: the rate fires on the third overflow below 4096 (line 23).""")
     scale = 65536.0 * 65536
     for i in range(25):
         scale /= 2
         c.add("[WARNING] overflow, still update, loss scale adjust to %.1f" % scale)
-        if i == 23:
-            c.expect("training.mindyolo.loss-scale-collapse", "SubHealthFault")
-        if i == 24:
-            c.expect("training.mindyolo.overflow-storm", "SubHealthFault")
+        if i == 22:
+            c.expect(STORM, "SubHealthFault")
+    return c
+
+
+def hf():
+    c = Case("numerics-hf", """
+Hugging Face Trainer log dicts, the format verbatim from docs/log-formats.md §9: 12 normal
+dicts, a grad_norm spike (a feature-value strike), `'grad_norm': nan` three times (non_finite
+records the first and fires on the third).""")
     for i in range(12):
         c.add("{'loss': %.4f, 'grad_norm': %.4f, 'learning_rate': 4.9e-05, 'epoch': 0.%02d}" % (1.5 - i * 0.01, 0.9 + 0.01 * (i % 3), i))
     c.add("{'loss': 1.2, 'grad_norm': 40000000.0, 'learning_rate': 4.9e-05, 'epoch': 0.13}")
     c.expect("training.hf.grad-norm-anomaly", "SubHealthFault")
     for i in range(3):
         c.add("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 4.9e-05, 'epoch': 0.%02d}" % (14 + i))
-    c.expect("training.hf.non-finite", "SubHealthFault")
+        if i == 0:
+            c.expect(NON_FINITE, "NotHandleFault")
+    c.expect(NON_FINITE, "SubHealthFault")
     return c
 
 
-for case in (mindspore(), mindformers(), megatron(), deepspeed(), misc()):
+def stop_messages():
+    c = Case("numerics-stop-messages", """
+A framework stopping or flagging the job for its numerics (plain findings, no detector). Lines 1
+and 2 are verbatim from public issue threads (tests/corpus/expected.tsv: Megatron's rerun state
+machine, and NeMo's RuntimeError naming its device); lines 3 and 4 are constructed from the
+messages in the frameworks' source (MindFormers' global-norm check, fairseq's dynamic loss
+scaler). Lines 5 and 6 look alike and must give nothing: Megatron's result validation being
+enabled, and a MindFormers threshold in its configuration. The file's path names no device, so
+only line 2 has one.""", path="/var/log/training/job-7/train.log", device="")
+    c.add("ERROR:megatron.core.rerun_state_machine:Unexpected result nan on rank 3 at iteration #3 invocation #2 (message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication collective')")
+    c.expect("training.megatron.unexpected-nan", "SubHealthFault")
+    c.add("i.pretrain/0 [default2]:[rank2]: RuntimeError: Rank 2, node dcfai-xe9680-01, device 2, iteration -1: Unexpected result nan (message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication collective')")
+    c.expect("training.megatron.unexpected-nan", "SubHealthFault", device="2")
+    c.add("ValueError: Current global norm [12.5] of step 40 has been 3 consecutive times greater than threshold 3.0, stop training...")
+    c.expect("training.mindformers.stop-training", "SubHealthFault")
+    c.add("FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding. Try lowering the learning rate, using gradient clipping or increasing the batch size.")
+    c.expect("training.fairseq.loss-scale-minimum", "RestartBusiness")
+    c.add("INFO:megatron.core.rerun_state_machine:RerunStateMachine initialized in mode RerunMode.VALIDATE_RESULTS")
+    c.add("- INFO - opt_global_step: 0, skip_data_grad_norm_threshold: 3.0, is_skip: [ True]")
+    return c
+
+
+for case in (mindspore(), mindformers(), megatron(), deepspeed(), apex(), mindyolo(), hf(),
+             stop_messages()):
     case.write()

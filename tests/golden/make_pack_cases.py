@@ -824,7 +824,7 @@ write_case("nvidia-xid-classes", "dmesg", "/var/log/dmesg-classes.log", None,
         ("[ 1843.308151] NVRM: Xid (PCI:0000:c6:00): 68, pid=1101, name=ffmpeg, NVDEC0 Exception: Error status 0x1",
          [(XAPP, "0000:c6:00", NOT, "XID68")]),
         ("[ 1843.308152] NVRM: Xid (PCI:0000:c6:00): 109, pid=1101, name=python3, Ch 00000010, errorString CTX SWITCH TIMEOUT, Info 0x3c046",
-         [(XAPP, "0000:c6:00", NOT, "XID109")]),
+         [(XRST, "0000:c6:00", RNPU, "XID109")]),
         ("[ 1843.308153] NVRM: Xid (PCI:0000:c6:00): 92, pid='<unknown>', name=<unknown>, High single-bit ECC error rate",
          [(XOTH, "0000:c6:00", SUB, "XID92")]),
         ("[ 1843.308154] NVRM: Xid (PCI:10000:c6:00): 8, pid=1101, name=python3, Channel 00000010",
@@ -843,8 +843,8 @@ containment comments of NVIDIA/open-gpu-kernel-modules (Xid 94 contained / 95 un
 "RST: Yes"); a public hardware ticket (Xid 95 FBHUB, a dmesg time added); NVIDIA's Xid
 documentation (older format "NVRM: Xid (0000:03:00): 14, Channel 00000001", no "PCI:", a dmesg
 time added); docs/log-formats.md §10 (Xid 145 Nonfatal).
-Constructed from the catalogue's descriptions (no real line found): Xid 120, 62, 140 (reset),
-45, 68, 109 (application), 92 and 8 (other, warning only; 8 with a five-digit PCI domain),
+Constructed from the catalogue's descriptions (no real line found): Xid 120, 62, 140, 109 (reset),
+45, 68 (application), 92 and 8 (other, warning only; 8 with a five-digit PCI domain),
 an unknown future Xid 1790 (other); and look-alikes: the "GPU at PCI:...: GPU-<uuid>" line that
 precedes the first Xid, gpud's non-numeric "NVRM: Xid error: xyz", an Xid number in prose.
 tests/unit/rules_packs_nvidia_test.cpp checks every number 0-999 against the table.""")
@@ -1689,7 +1689,7 @@ write_case("nvidia-training", "training", "/var/log/training/job-14/rank-3.log",
         ("RuntimeError: CUDA error: misaligned address", [(APP, "", NOT, "")]),
         ("RuntimeError: CUDA error: an illegal instruction was encountered", [(APP, "", NOT, "")]),
         ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`",
-         [(APP, "", NOT, "")]),
+         [(LF, "", RBUS, "")]),
         ("RuntimeError: CUDA error: unspecified launch failure", [(LF, "", RBUS, "")]),
         ("RuntimeError: CUDA error: unknown error", [(UNK, "", SUB, "")]),
         ("RuntimeError: CUDA error: uncorrectable ECC error encountered", [(ECC, "", RNPU, "")]),
@@ -1752,8 +1752,45 @@ watchdog and "NCCL error in: <file>:<line>, <reason>, NCCL version <v>" exceptio
 ncclResult name line after them, NCCL's WARN lines of its IB ("Got completion from peer ... with
 status=", older "Got completion with error") and socket transports ("host:pid:tid [cudaDev] NCCL
 WARN ..."). The device is "GPU N" of the out-of-memory messages and NCCL's [cudaDev]; "[Rank N]"
-is a rank. Levels: the application's errors are recorded, a launch failure and every NCCL
-failure are job-level, an unknown error is a warning, uncorrectable ECC and NVLink errors reset
+is a rank. Levels: the application's errors are recorded, a launch failure (CUBLAS's execution
+failure is one) and every NCCL failure are job-level, an unknown error is a warning, uncorrectable ECC and NVLink errors reset
 the GPU. Look-alikes: the advice lines that follow a CUDA error, NCCL's invalid usage (the
 application's), a result name inside an NCCL INFO line, a socket WARN that goes on retrying, a
 missing socket interface (configuration).""")
+
+
+write_case("nvidia-gpu-lost", "dmesg", "/var/log/syslog", None,
+    [
+        ("Dec  2 11:49:53 worker4 kernel: [  885.242168] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)",
+         [("nvidia.driver.init-failed", "0000:0a:00", SUB, "")]),
+        none("Dec  2 11:49:53 worker4 kernel: [  885.242457] NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 5"),
+        ("Unable to determine the device handle for GPU0000:03:00.0: Unknown Error",
+         [("nvidia.gpu.lost", "0000:03:00", RNPU, "")]),
+        ("XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00",
+         [("nvidia.gpud.xid", "0000:ae:00", SUB, "XID79")]),
+        ("failed to get remapped rows for GPU-ac896b35-5782-c478-4b2a-a661de07770f: failed to get device remapped rows: ERROR_GPU_IS_LOST",
+         [("nvidia.gpu.lost", "", RNPU, "")]),
+        none("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024"),
+    ],
+    note="""
+A GPU the driver or NVML cannot reach. Quoted from public issue threads (tests/corpus/expected.tsv
+gives each): the syslog's "RmInitAdapter failed!" (NVIDIA/gpu-operator#1146), nvidia-smi's
+"Unable to determine the device handle ... Unknown Error" (rwth-i6/returnn#1486), gpud's Xid
+event and NVML's ERROR_GPU_IS_LOST (leptonai/gpud#604). The driver-load banner is constructed
+from its documented form. The second RmInitAdapter line (rm_init_adapter failed) is the same
+event and gives nothing of its own.""")
+
+write_case_rec("ascend-driver-fault-events", "device-log",
+    "/var/log/npu/slog/dev-os-0/system/run/event/event_1.log",
+    [
+        ("[EVENT] DRV(3423,dms_poll_task):2025-05-08-04:23:58.786.543 [dms_event.c:1399][fault_manager][30561.377842] event_id=0x80cb8009; device_id=0; node_type=0x65[AIV]; node_id=18; sub_node_id=0; event_type=0x9[bus error, probably caused by software]; severity=1[Warning]; assertion=1[Event occur]; description=[AIV 0x1706]; os_id=0; event_serial_num=66763; notify_serial_num=0; event_raised_time=1746678237786 ms.",
+         [("ascend.driver.fault-event", "0", SUB, "80CB8009")]),
+        none("[EVENT] DRV(3423,dms_poll_task):2025-05-08-04:23:58.877.475 [dms_event.c:1399][fault_manager][30561.468773] event_id=0x80f38003; device_id=0; node_type=0x79[HBMA]; node_id=2; sub_node_id=0; event_type=0x3[internal config error]; severity=0[OK]; assertion=1[Event occur]; description=[decoding error]; os_id=0; event_serial_num=66764; notify_serial_num=0; event_raised_time=1746678237877 ms."),
+        ("[EVENT] DRV(3423,dms_poll_task):2025-05-08-04:23:58.877.740 [dms_event.c:1399][fault_manager][30561.469039] event_id=0x80cb8009; device_id=0; node_type=0x65[AIV]; node_id=18; sub_node_id=0; event_type=0x9[bus error, probably caused by software]; severity=1[Warning]; assertion=0[Event resume]; description=[AIV 0x1706]; os_id=0; event_serial_num=66763; notify_serial_num=0; event_raised_time=1746678237786 ms.",
+         [rec("ascend.driver.fault-event-resume", "0", "80CB8009")]),
+    ],
+    note="""
+The driver fault manager's event log of the device OS (dms_event), verbatim from the test data of
+hicann/oam-tools (tests/corpus/expected.tsv gives the commit and lines): an AI Vector bus error
+occurring (severity Warning: a fault event), an event of severity OK (nothing), and the bus
+error's resume (a recovery for its code).""")

@@ -429,3 +429,75 @@ TEST_CASE("slow_step: N consecutive steps slower than the series' own baseline",
     CHECK(r.verdicts[static_cast<size_t>(r.first())]->severity == Severity::Warning);
   }
 }
+
+// ---- the parameters of the step-line rules (etc/faultd/rules.d/training-numerics.yaml) ----
+
+TEST_CASE("rate with field and probe_scale: only overflows below a healthy scale count",
+          "[rules][detectors]") {
+  DetectorSpec s = spec_of(DetectorType::Rate);
+  s.field = "overflow";
+  s.probe_scale = 4096;
+  s.count = 3;
+  auto line = [](const char* overflow, const char* scale, double t) {
+    Fields f{{"overflow", overflow}};
+    if (scale[0] != '\0') f.emplace_back("scale", scale);
+    return Step{f, t, std::nullopt};
+  };
+  // DeepSpeed's calibration from 2^32 and the periodic probing 8192 -> 4096: quiet.
+  CHECK(run(s, {line("OVERFLOW", "2147483648", 1), line("OVERFLOW", "1073741824", 2),
+                line("OVERFLOW", "536870912", 3), line("OVERFLOW", "4096", 60),
+                line("OVERFLOW", "4096", 180)})
+            .total() == 0);
+  // A line without a scale takes the series' last one (a hysteresis line after "reducing to
+  // 4096" is still at 4096).
+  CHECK(run(s, {line("OVERFLOW", "4096", 1), line("OVERFLOW", "", 2), line("OVERFLOW", "", 3),
+                line("OVERFLOW", "", 4)})
+            .total() == 0);
+  // Three overflows at 512 and below: a storm, on the third.
+  const Run storm = run(s, {line("OVERFLOW", "512", 1), line("False", "512", 2),
+                            line("OVERFLOW", "256", 3), line("OVERFLOW", "128", 4)});
+  CHECK(storm.total() == 1);
+  CHECK(storm.first() == 3);
+  // Lines that report no overflow are not counted, whatever their scale.
+  CHECK(run(s, {line("False", "1", 1), line("0", "1", 2), line("False", "1", 3)}).total() == 0);
+}
+
+TEST_CASE("loss_scale_collapse with low_scale: drops landing at or below it, no rise between",
+          "[rules][detectors]") {
+  DetectorSpec s = spec_of(DetectorType::LossScaleCollapse);
+  s.drops = 3;
+  s.low_scale = 64;
+  auto scale = [](const char* v, double t) { return Step{{{"scale", v}}, t, std::nullopt}; };
+  // Calibration from 65536 to 2048 never lands that low.
+  CHECK(run(s, {scale("65536", 1), scale("32768", 2), scale("16384", 3), scale("8192", 4),
+                scale("4096", 5), scale("2048", 6)})
+            .total() == 0);
+  // 16 -> 8 -> 4 -> 2 mid-training: the third drop at or below 64 fires, once.
+  const Run low = run(s, {scale("16", 1), scale("8", 2), scale("4", 3), scale("2", 4)});
+  CHECK(low.first() == 3);
+  CHECK(low.total() == 1);
+  // A rise between resets the run; repeated equal values neither count nor reset.
+  CHECK(run(s, {scale("64", 1), scale("32", 2), scale("64", 3), scale("32", 4), scale("32", 5),
+                scale("16", 6)})
+            .total() == 0);
+  // The floor still fires at once.
+  CHECK(run(s, {scale("2", 1), scale("1", 2)}).first() == 1);
+}
+
+TEST_CASE("non_finite with warn_first: the first NaN is a warning, the third in a row a fault",
+          "[rules][detectors]") {
+  DetectorSpec s = spec_of(DetectorType::NonFinite);
+  s.warn_first = true;
+  auto loss = [](const char* v, double t) { return Step{{{"loss", v}}, t, std::nullopt}; };
+  const Run r = run(s, {loss("0.5", 1), loss("nan", 2), loss("nan", 3), loss("nan", 4),
+                        loss("nan", 5), loss("0.4", 6), loss("inf", 7)});
+  REQUIRE(r.verdicts.size() == 7);
+  CHECK(r.verdicts[1]->severity == Severity::Warning);
+  CHECK(!r.verdicts[2]);
+  CHECK(r.verdicts[3]->severity == Severity::Fault);
+  CHECK(!r.verdicts[4]);
+  CHECK(r.verdicts[6]->severity == Severity::Warning);  // a new run after a finite value
+  CHECK(r.total() == 3);
+  // Without warn_first, a single NaN stays quiet.
+  CHECK(run(spec_of(DetectorType::NonFinite), {loss("nan", 1), loss("0.3", 2)}).total() == 0);
+}

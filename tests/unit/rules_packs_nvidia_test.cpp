@@ -43,8 +43,8 @@ struct Class {
 // NVIDIA's resolution buckets, as faultd's levels.
 Class expected_class(int xid) {
   static const std::set<int> separate = {64, 79};
-  static const std::set<int> reset = {48, 62, 63, 74, 94, 95, 119, 120, 140};
-  static const std::set<int> application = {13, 31, 43, 45, 68, 109};
+  static const std::set<int> reset = {48, 62, 63, 74, 94, 95, 109, 119, 120, 140};
+  static const std::set<int> application = {13, 31, 43, 45, 68};
   if (separate.count(xid)) return {"nvidia.xid.separate", FaultLevel::SeparateNPU};
   if (reset.count(xid)) return {"nvidia.xid.reset", FaultLevel::RestartNPU};
   if (application.count(xid)) return {"nvidia.xid.application", FaultLevel::NotHandleFault};

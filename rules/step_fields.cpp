@@ -1,0 +1,207 @@
+#include "rules/step_fields.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <initializer_list>
+
+namespace faultd {
+namespace {
+
+constexpr size_t kMaxKeyWords = 6;  // a key is its last few words; prose before it is dropped
+
+bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Ends the current key: a cell separator or the end of a sentence.
+// A '/' separates path components ("overflow/3/1"), which are no key.
+bool is_boundary(char c) {
+  return c == ',' || c == '|' || c == '{' || c == '}' || c == ';' || c == '/';
+}
+
+// The words of the key before a value, lower-cased by comparison (iequals), at most the last
+// kMaxKeyWords.
+class Key {
+ public:
+  void add(std::string_view word) {
+    if (size_ == kMaxKeyWords) {
+      std::move(words_.begin() + 1, words_.end(), words_.begin());
+      --size_;
+    }
+    words_[size_++] = word;
+  }
+  void clear() { size_ = 0; }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  std::string_view word(size_t i) const { return words_[i]; }
+  std::string_view last() const { return words_[size_ - 1]; }
+
+  // The key ends with these words.
+  bool ends_with(std::initializer_list<std::string_view> tail) const {
+    if (tail.size() > size_) return false;
+    size_t i = size_ - tail.size();
+    return std::all_of(tail.begin(), tail.end(),
+                       [&](std::string_view w) { return iequals(words_[i++], w); });
+  }
+  bool has(std::string_view w) const {
+    return std::any_of(words_.begin(), words_.begin() + static_cast<std::ptrdiff_t>(size_),
+                       [&](std::string_view x) { return iequals(x, w); });
+  }
+
+ private:
+  std::array<std::string_view, kMaxKeyWords> words_{};
+  size_t size_ = 0;
+};
+
+// The detectors' name for a key, or empty when the key is not one of the step fields. Longer and
+// more specific forms are tried first ("step time" before "step").
+std::string_view canonical(const Key& k) {
+  if (k.empty()) return {};
+  if (k.ends_with({"nan", "iterations"})) return "nan_iterations";
+  if (k.ends_with({"skipped", "iterations"})) return "overflow";
+  if (k.ends_with({"overflow"}) || k.ends_with({"overflow", "cond"})) return "overflow";
+  if (k.ends_with({"attempted", "loss", "scale"})) return "scale_from";
+  if (k.ends_with({"scale", "to"}) || k.ends_with({"reducing", "to"}) ||
+      (k.ends_with({"adjust", "to"}) && k.has("scale"))) {
+    return "scale";
+  }
+  if (k.ends_with({"loss", "scale"}) || k.ends_with({"grad", "scale"}) ||
+      k.ends_with({"cur", "scale"}) || (k.size() == 1 && k.ends_with({"scale"}))) {
+    return "scale";
+  }
+  if (k.ends_with({"time", "per", "iteration", "ms"}) || k.ends_with({"per", "step", "time"}) ||
+      k.ends_with({"step", "time"})) {
+    return "step_time";
+  }
+  if (k.ends_with({"iteration"}) || k.ends_with({"iter"}) || k.ends_with({"step"}) ||
+      k.ends_with({"num", "updates"})) {
+    return "step";
+  }
+  if (k.ends_with({"grad", "norm"}) || k.ends_with({"gnorm"}) || k.ends_with({"global", "norm"}) ||
+      k.ends_with({"total", "norm"}) || (k.size() == 1 && k.ends_with({"norm"}))) {
+    return "grad_norm";
+  }
+  for (std::string_view other : {"scale", "scaler", "valid", "val", "eval", "test", "nll"}) {
+    if (k.has(other)) return {};
+  }
+  // lm loss, train_loss, Training Loss; loss_net, loss total (a short key led by "loss").
+  if (iequals(k.last(), "loss") || (k.size() <= 2 && iequals(k.word(0), "loss"))) return "loss";
+  return {};
+}
+
+bool is_word_value(std::string_view w) {
+  if (!w.empty() && (w.front() == '-' || w.front() == '+')) w.remove_prefix(1);
+  for (std::string_view v : {"nan", "inf", "infinity", "true", "false"}) {
+    if (iequals(w, v)) return true;
+  }
+  return false;
+}
+
+struct Token {
+  std::string_view text;
+  bool value = false;
+};
+
+// The next token at `i`: a number as printed, with a unit glued to it ("166756ms"), a word of
+// letters and digits, or a signed word ("-inf"). NaN, Inf, True and False are values. Advances
+// `i` past the token.
+Token next_token(std::string_view line, size_t& i) {
+  const size_t n = line.size();
+  const size_t begin = i;
+  if (line[i] == '-' || line[i] == '+') ++i;
+  if (i < n && (is_digit(line[i]) || (line[i] == '.' && i + 1 < n && is_digit(line[i + 1])))) {
+    while (i < n && (is_digit(line[i]) || line[i] == '.')) ++i;
+    // An exponent: "7.334521E-01".
+    if (i + 1 < n && (line[i] == 'e' || line[i] == 'E') &&
+        (is_digit(line[i + 1]) ||
+         ((line[i + 1] == '-' || line[i + 1] == '+') && i + 2 < n && is_digit(line[i + 2])))) {
+      i += 2;
+      while (i < n && is_digit(line[i])) ++i;
+    }
+    while (i < n && is_alpha(line[i])) ++i;  // a unit
+    std::string_view number = line.substr(begin, i - begin);
+    if (number.back() == '.') {  // "step 3." ends a sentence
+      number.remove_suffix(1);
+      --i;
+    }
+    return {number, true};
+  }
+  while (i < n && (is_alpha(line[i]) || is_digit(line[i]))) ++i;
+  const std::string_view word = line.substr(begin, i - begin);
+  return {word, is_word_value(word)};
+}
+
+void add(StepFields& out, std::string_view name, std::string_view value) {
+  const bool known =
+      std::any_of(out.begin(), out.end(), [&](const auto& f) { return f.first == name; });
+  if (!known) out.emplace_back(name, value);
+}
+
+}  // namespace
+
+void read_step_fields(std::string_view line, StepFields& out) {
+  const size_t first = out.size();
+  Key key;
+  std::string_view overflow_word;  // an overflow the line reports in words
+  bool skipping = false;           // "Skipping step": what a scaler does on an overflow
+  const size_t n = line.size();
+  for (size_t i = 0; i < n;) {
+    const char c = line[i];
+    if (is_boundary(c) || (c == '.' && (i + 1 == n || line[i + 1] == ' ')) || c == '!') {
+      key.clear();  // "Skipping step. Attempted loss scale: 16": the key starts after the '.'
+      ++i;
+      continue;
+    }
+    if (!is_alpha(c) && !is_digit(c) && !((c == '-' || c == '+' || c == '.') && i + 1 < n)) {
+      ++i;  // blanks, quotes, brackets, ':' and '=' separate tokens
+      continue;
+    }
+    const size_t at = i;
+    Token t = next_token(line, i);
+    if (i == at) ++i;                                                        // a lone dot
+    if (!t.value && (t.text.empty() || !is_alpha(t.text.back()))) continue;  // a lone sign
+    if (!t.value) {
+      if (iequals(t.text, "overflow")) overflow_word = t.text;
+      if (t.text.size() >= 4 && iequals(t.text.substr(0, 4), "skip")) skipping = true;
+      key.add(t.text);
+      continue;
+    }
+    // "100/3995" and "5426/  250000": the value is the first number; the total is skipped.
+    size_t j = i;
+    while (j < n && line[j] == ' ') ++j;
+    if (j < n && line[j] == '/') {
+      ++j;
+      while (j < n && line[j] == ' ') ++j;
+      if (j < n && is_digit(line[j])) {
+        (void)next_token(line, j);
+        i = j;
+      }
+    }
+    const std::string_view name = canonical(key);
+    if (name.empty() && is_alpha(t.text.back())) {
+      key.add(t.text);  // "number of nan iterations": a NaN that completes no key is a word
+      continue;
+    }
+    if (!name.empty()) add(out, name, t.text);
+    key.clear();
+  }
+  // An overflow in words counts when the line is a loss scaler's: it skips the step or names
+  // the scale ("overflow dump: device=5" is a dump record, not a step).
+  auto named = [&](std::string_view name) {
+    return std::any_of(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                       [&](const auto& f) { return f.first == name; });
+  };
+  if (!overflow_word.empty() && !named("overflow") &&
+      (skipping || named("scale") || named("scale_from"))) {
+    out.emplace_back("overflow", overflow_word);
+  }
+}
+
+}  // namespace faultd

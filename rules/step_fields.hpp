@@ -1,0 +1,40 @@
+// The numbers a training job prints every step, read whatever the framework's order, spelling
+// and punctuation, so that the numerics detectors read fields, not one regex per framework.
+//
+// One tokenizer takes every `key: value`, `'key': value`, `"key": value`, `key=value`, the
+// `| key value |` cells of Megatron and fairseq, `{ key: [value] }`, and the phrases loss scalers
+// print ("reducing loss scale to 512.0", "Attempted loss scale: 16, reducing to 8", "loss scale
+// adjust to 1024.0", "setting loss scale to: 0.25"). A key is the words before the separator
+// (after the previous value or a `,|{}();` boundary), folded to lower case with `_`, `-`, `/`
+// and quotes read as blanks; a synonym table maps it to the detectors' vocabulary:
+//
+//   step            iteration, iter, step, global step, num updates ("100/3995" gives 100)
+//   loss            a key whose last word is loss (lm loss, train_loss, Training Loss, loss_net)
+//                   and that is no scale or validation loss
+//   grad_norm       grad norm, grad_norm, gnorm, global norm, total norm, norm
+//   scale           loss scale, loss_scale, scale, cur scale, grad scale, and the "... to N"
+//                   phrases of the scalers; scale_from is DeepSpeed's "Attempted loss scale"
+//   overflow        overflow / overflow cond / is overflow (True, False, or a number), the
+//                   number of skipped iterations; else the word itself when a loss scaler's
+//                   line reports one ("OVERFLOW! ... Skipping step", "Gradient overflow.
+//                   Skipping step", "overflow detected, setting loss scale to: 0.25")
+//   nan_iterations  number of nan iterations
+//   step_time       elapsed time per iteration (ms), per_step_time, step time
+//
+// The first value of a name wins ("lm loss" before a later "loss"). Values are views into the
+// line: a number as printed (nan, inf, 7.3E-01, 1024.0, "166756ms"), True or False, or the first
+// number of "N/M" and "[N]". Unknown keys are skipped. Pure; no allocation beyond `out`.
+#pragma once
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace faultd {
+
+using StepFields = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// Appends the step fields `line` names to `out` (names are static strings, values view `line`).
+void read_step_fields(std::string_view line, StepFields& out);
+
+}  // namespace faultd

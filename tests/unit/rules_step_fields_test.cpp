@@ -1,0 +1,99 @@
+// The step-line tokenizer (rules/step_fields.hpp) on the forms frameworks print. Lines are the
+// formats of docs/log-formats.md §9 and of the project's corpus (tests/corpus/), each with the
+// fields a careful reader sees in it.
+#include "rules/step_fields.hpp"
+
+#include <map>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+namespace faultd {
+namespace {
+
+std::map<std::string, std::string> fields_of(std::string_view line) {
+  StepFields fields;
+  read_step_fields(line, fields);
+  std::map<std::string, std::string> out;
+  for (const auto& [name, value] : fields) out.emplace(name, value);
+  return out;
+}
+
+using Fields = std::map<std::string, std::string>;
+
+}  // namespace
+
+TEST_CASE("step fields: key: value, 'key': value, key=value and | key value | forms",
+          "[rules][step_fields]") {
+  CHECK(fields_of("step: 12, loss: 0.52, overflow:False, scale:1024.0") ==
+        Fields{{"step", "12"}, {"loss", "0.52"}, {"overflow", "False"}, {"scale", "1024.0"}});
+  CHECK(fields_of("{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 4.5e-06, 'epoch': 0.02}") ==
+        Fields{{"loss", "0.0"}, {"grad_norm", "nan"}});
+  CHECK(fields_of(" iteration     5426/  250000 | consumed samples:        43408 | elapsed time "
+                  "per iteration (ms): 4247.9 | learning rate: 2.999E-04 | loss scale: 1.0 | "
+                  "grad norm: nan | number of skipped iterations:   0 | number of nan "
+                  "iterations:   0 |") == Fields{{"step", "5426"},
+                                                 {"step_time", "4247.9"},
+                                                 {"scale", "1.0"},
+                                                 {"grad_norm", "nan"},
+                                                 {"overflow", "0"},
+                                                 {"nan_iterations", "0"}});
+  CHECK(fields_of("| epoch 027 | loss 6.343 | nll_loss 4.984 | ppl 31.65 | num_updates 10198 | "
+                  "gnorm 0.390 | clip 0% | oom 0 | loss_scale 0.500 | wall 23080") ==
+        Fields{{"loss", "6.343"}, {"step", "10198"}, {"grad_norm", "0.390"}, {"scale", "0.500"}});
+  CHECK(fields_of("| epoch 001:    200 / 1374 loss=14.351, ppl=20899.56, num_updates=190, "
+                  "gnorm=3.901, loss_scale=0.062, wall=1061") ==
+        Fields{{"loss", "14.351"}, {"step", "190"}, {"grad_norm", "3.901"}, {"scale", "0.062"}});
+  CHECK(fields_of("- INFO - { Epoch:[  1/  2], step:[    2/ 6500], loss: 0.000, per_step_time: "
+                  "7637ms, lr: 0.0, overflow cond: False, loss_scale: 1.0, global_norm: "
+                  "[47.329006], train_throughput_per_npu: 62.211T") ==
+        Fields{{"step", "2"},
+               {"loss", "0.000"},
+               {"step_time", "7637ms"},
+               {"overflow", "False"},
+               {"scale", "1.0"},
+               {"grad_norm", "47.329006"}});
+  CHECK(fields_of("02:29:53: train iter: 100 loss_net: nan loss_scale: 785.4200 norm: nan "
+                  "norm_average: 0.8729 seconds: 122.871") ==
+        Fields{{"step", "100"}, {"loss", "nan"}, {"scale", "785.4200"}, {"grad_norm", "nan"}});
+  CHECK(fields_of("Epoch: 1/1, Iteration: 2/160782, Training Loss: nan") ==
+        Fields{{"step", "2"}, {"loss", "nan"}});
+}
+
+TEST_CASE("step fields: the loss scalers' phrases", "[rules][step_fields]") {
+  CHECK(fields_of("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 16, "
+                  "reducing to 8") ==
+        Fields{{"scale_from", "16"}, {"scale", "8"}, {"overflow", "OVERFLOW"}});
+  // The hysteresis variant lowers no scale.
+  CHECK(fields_of("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, but "
+                  "hysteresis is 2. Reducing hysteresis to 1") ==
+        Fields{{"scale_from", "65536"}, {"overflow", "OVERFLOW"}});
+  CHECK(fields_of("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to "
+                  "32768.0") == Fields{{"scale", "32768.0"}, {"overflow", "overflow"}});
+  CHECK(fields_of("[WARNING] overflow, still update, loss scale adjust to 1024.0") ==
+        Fields{{"scale", "1024.0"}, {"overflow", "overflow"}});
+  CHECK(fields_of("| WARNING: overflow detected, setting loss scale to: 0.25") ==
+        Fields{{"scale", "0.25"}, {"overflow", "overflow"}});
+  CHECK(fields_of("Loss scaler reducing loss scale to 512.0") == Fields{{"scale", "512.0"}});
+  CHECK(fields_of("Gradient overflow. Skipping step") == Fields{{"overflow", "overflow"}});
+}
+
+TEST_CASE("step fields: what is no step line gives nothing", "[rules][step_fields]") {
+  // An overflow dump record is no scaler's line; a threshold is no grad norm; prose about NaN
+  // names no value.
+  const Fields dump = fields_of(
+      "overflow dump: device=3 model=1 iteration=100 task=60 stream=2 timestamp=1767312100000 "
+      "overflow=aicore status=272 cause=0x10+0x100 file=/var/log/npu/overflow/3/1/0/x.60");
+  CHECK(dump.count("overflow") == 0);
+  CHECK(fields_of("opt_global_step: 0, skip_data_grad_norm_threshold: 3.0, is_skip: [ True]")
+            .count("grad_norm") == 0);
+  CHECK(
+      fields_of("AssertionError: Rank 3: found NaN in local grad norm in backwards pass.").empty());
+  CHECK(fields_of("").empty());
+  CHECK(fields_of("- - - : = | , {}").empty());
+  // valid_loss is a validation figure, not the training loss.
+  CHECK(fields_of("| valid on 'valid' subset | valid_loss 8.30118 | num_updates 10198") ==
+        Fields{{"step", "10198"}});
+}
+
+}  // namespace faultd
