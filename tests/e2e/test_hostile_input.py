@@ -164,7 +164,7 @@ def run(args, check, work):
     os.environ["FAKE_NPU_SMI_SCRIPT"] = npu_script  # the command source passes it on
     os.environ["FAKE_NPU_SMI_STATE"] = os.path.join(work, "npu-state")
 
-    probe_timeout_ms = int(harness.scaled(2.0) * 1000)  # a Python stand-in on a busy machine
+    probe_ms = int(harness.scaled(1.0) * 1000)  # a Python stand-in, on a busy machine
     port = free_port()
     d = Faultd(args, work, f"""
 node: hostile
@@ -178,7 +178,7 @@ sources:
   - {{ name: loop, type: file, paths: ["{dirs['loop']}/**/*.log"], scan_interval: 100ms }}
   - {{ name: special, type: file, paths: ["{dirs['special']}/*.log"], scan_interval: 100ms }}
   - {{ name: npu-health, type: command, argv: [{fake_npu_smi}, info, -t, health, -i, "{{device}}"],
-      devices: "3,4", interval: 200ms, timeout: {probe_timeout_ms}ms, parser: npu_smi_health }}
+      devices: "3,4", interval: {probe_ms}ms, timeout: {probe_ms}ms, parser: npu_smi_health }}
 actions:
   record: {{ argv: [{hooks['record']}, {hook_out}], timeout: 10s }}
   hang:   {{ argv: [{hooks['hang']}, {hook_out}], timeout: 1s, kill_grace: 500ms }}

@@ -19,6 +19,9 @@ from harness import wait_for
 from lifecycle_common import Node, write_script
 
 BUDGET = "  max_isolations: { count: 10, window: 1h }\n"
+# The fake npu-smi is a Python script: on a busy machine or a sanitizer build one call can take
+# most of a second, so the poll's timeout (and its interval, which may not be shorter) scale.
+PROBE_MS = int(harness.scaled(1.0) * 1000)
 EVENT = ("Warning   Occur   pod/ascend-device-plugin-daemonset-910-dlpmv   device fault, "
          "nodeName:e2e-node, assertion:%s, cardID:%d, deviceID:0, faultCodes:%s, "
          "faultLevelName:RestartRequest, alarmRaisedTime:2023-11-21 05:36:53\n")
@@ -50,8 +53,8 @@ def recovery_and_escalation(args, check, work):
     os.environ["FAKE_NPU_SMI_SCRIPT"] = script
     os.environ["FAKE_NPU_SMI_STATE"] = os.path.join(work, "npu-smi-state")
     sources = ('  - { name: npu-health, type: command, argv: [%s, info, -t, health, -i, "{device}"],'
-               ' devices: "3-4", interval: 200ms, timeout: %dms, parser: npu_smi_health }\n'
-               % (fake, harness.scaled(2.0) * 1000))
+               ' devices: "3-4", interval: %dms, timeout: %dms, parser: npu_smi_health }\n'
+               % (fake, PROBE_MS, PROBE_MS))
     policy = BUDGET + ("  levels:\n    SubHealthFault: { state: warning, recover: true }\n"
                        "    SeparateNPU: { state: warning, actions: [isolate], recover: true }\n")
     n = Node(args, work, policy=policy, sources=sources, catalogs=catalogs(args),
