@@ -72,7 +72,8 @@ struct RuleSpec {
   uint32_t max_lines = 0;
   std::string regex;  // optional RE2; named groups become fields
   // `fields: step`: the step-line tokenizer (rules/step_fields.hpp) adds the fields it reads
-  // (those the regex did not capture); the rule matches only a line that names one.
+  // (those the regex did not capture); the rule matches only a line that names one besides a
+  // step.
   bool step_fields = false;
   std::vector<std::string> levels;  // optional: the line's leading [LEVEL] must be one of these
   std::string device;               // template such as "{device}"; empty: "{device}" if known

@@ -421,7 +421,11 @@ class Scanner {
     const std::string_view line = strip(start, end);
     unwrap(line, env_);
     const std::string_view message = env_.message;
-    step_line_ = {};  // the message may reuse the previous line's decoding buffer
+    // What was read from the previous line is stale (its message may even reuse the same
+    // decoding buffer): the step fields and the device spellings are read again, once.
+    step_line_ = {};
+    tuple_device_.reset();
+    spelled_device_.reset();
     line_pid_ = line_pid(message);
     if (line_pid_.empty()) line_pid_ = env_.pid;
     learn_pid_device(message, line_number);
@@ -514,8 +518,11 @@ class Scanner {
       }
     }
     if (spec.step_fields) {
+      // A line that names no more than a step ("step=[5]" of a runtime line) is no step line.
       const StepFields& step = step_fields_of(line);
-      if (step.empty()) return false;
+      if (std::all_of(step.begin(), step.end(), [](const auto& f) { return f.first == "step"; })) {
+        return false;
+      }
       for (const auto& [name, value] : step) {
         if (!field_captured(name)) captures_.emplace_back(name, value);
       }
@@ -568,7 +575,8 @@ class Scanner {
   std::optional<std::string_view> device_field(std::string_view message, uint64_t line_number,
                                                const char*& from) {
     from = "line";
-    if (const std::string_view tuple = torch_npu_device(message); !tuple.empty()) return tuple;
+    if (!tuple_device_) tuple_device_ = torch_npu_device(message);
+    if (!tuple_device_->empty()) return *tuple_device_;
     from = "path";
     if (chunk_.path_fields != nullptr) {
       for (const auto& [n, v] : *chunk_.path_fields) {
@@ -580,7 +588,8 @@ class Scanner {
     for (const auto& [n, v] : captures_) {
       if (n == "device") return v;
     }
-    if (const std::string_view d = line_device(message); !d.empty()) return d;
+    if (!spelled_device_) spelled_device_ = line_device(message);
+    if (!spelled_device_->empty()) return *spelled_device_;
     from = "context";
     return device_of_pid(line_number);
   }
@@ -667,7 +676,9 @@ class Scanner {
   std::vector<re2::StringPiece> subs_;
   std::vector<uint32_t> ids_;
   std::vector<std::pair<std::string_view, std::string_view>> captures_;
-  std::string_view step_line_;  // the line step_fields_ was read from
+  std::optional<std::string_view> tuple_device_;    // the line's torch_npu tuple device, once read
+  std::optional<std::string_view> spelled_device_;  // the line's spelled device, once read
+  std::string_view step_line_;                      // the line step_fields_ was read from
   StepFields step_fields_;
   Envelope env_;               // the line being evaluated, unwrapped
   std::string_view line_pid_;  // its process id, if it names one
