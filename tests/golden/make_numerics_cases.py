@@ -211,32 +211,34 @@ the device comes from the file's path.""")
     return c
 
 
+def halving_case(name, readme, template):
+    """25 overflows in a row halving the scale from 2^32, one line each (`template` % scale):
+    the rate fires on the third overflow below 4096 (line 23); the scale ends at 128, above
+    the collapse threshold of 64."""
+    c = Case(name, readme)
+    scale = 65536.0 * 65536
+    for i in range(25):
+        scale /= 2
+        c.add(template % scale)
+        if i == 22:
+            c.expect(STORM, "SubHealthFault")
+    return c
+
+
 def apex():
-    c = Case("numerics-apex", """
+    return halving_case("numerics-apex", """
 apex amp's loss scaler, the format verbatim from docs/log-formats.md §9: 25 overflows in a row
 halving the scale from 2^32. The overflows at a healthy scale (4096 and above) are calibration;
 the rate counts those below it (2048, 1024, 512) and fires on the third (line 23); the scale
-ends at 128, above the collapse threshold of 64.""")
-    scale = 65536.0 * 65536
-    for i in range(25):
-        scale /= 2
-        c.add("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to %.1f" % scale)
-        if i == 22:
-            c.expect(STORM, "SubHealthFault")
-    return c
+ends at 128, above the collapse threshold of 64.""",
+        "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to %.1f")
 
 
 def mindyolo():
-    c = Case("numerics-mindyolo", """
+    return halving_case("numerics-mindyolo", """
 mindyolo's overflow line, the format verbatim from docs/log-formats.md §9, in the same shape as
-numerics-apex: the rate fires on the third overflow below 4096 (line 23).""")
-    scale = 65536.0 * 65536
-    for i in range(25):
-        scale /= 2
-        c.add("[WARNING] overflow, still update, loss scale adjust to %.1f" % scale)
-        if i == 22:
-            c.expect(STORM, "SubHealthFault")
-    return c
+numerics-apex: the rate fires on the third overflow below 4096 (line 23).""",
+        "[WARNING] overflow, still update, loss scale adjust to %.1f")
 
 
 def hf():
