@@ -150,6 +150,14 @@ TEST_CASE("parse: an invalid regex is reported at the regex with RE2's reason", 
                     "t.yaml:4:14: 'regex' is empty");
 }
 
+TEST_CASE("parse: fields names a known field reader", "[rules][parse]") {
+  require_one_error("rules:\n  - id: a\n    match: { any: x, fields: steps }\n",
+                    "t.yaml:3:30: unknown 'fields' reader 'steps' (known: step)");
+  const Parsed ok = parse("rules:\n  - id: a\n    match: { any: loss, fields: step }\n");
+  REQUIRE(ok.specs.size() == 1);
+  CHECK(ok.specs[0].step_fields);
+}
+
 TEST_CASE("parse: an unknown fault level lists the known ones", "[rules][parse]") {
   require_one_error("rules:\n  - id: a\n    match: { any: x }\n    fault: { level: Sometimes }\n",
                     "t.yaml:4:21: unknown fault level 'Sometimes' (known: NotHandleFault, "
