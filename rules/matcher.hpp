@@ -2,10 +2,13 @@
 // --replay` and the golden tests all match through a Matcher, so what a rule author sees offline
 // is what the daemon does.
 //
-//   Chunk ──RuleSet::scan (per-source ScanContext)──▶ matches ──DetectorBank──▶ findings
+//   Chunk ──RuleSet::scan (per-source ScanContext)──▶ matches ──NeighbourDevices──▶
+//         ──DetectorBank──▶ findings
 //
 // A Matcher owns what matching keeps between chunks: the multi-line progress of each source
-// (a ScanContext per source name) and the training-numerics detectors' series. It counts the
+// (a ScanContext per source name), the neighbouring lines that give a deviceless finding its
+// device (which may hold such a finding until the lines after it are read), and the
+// training-numerics detectors' series. It counts the
 // values the rules refused (device ids and codes that fail validation): the rules refused them,
 // so they are the rules' figures, not a source's.
 //
@@ -17,11 +20,13 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "daemon/core/types.hpp"
 #include "rules/detectors/bank.hpp"
+#include "rules/neighbour_devices.hpp"
 #include "rules/rule.hpp"
 
 namespace faultd {
@@ -53,10 +58,16 @@ class Matcher {
   void scan(const Chunk& chunk, TimePoint now, std::vector<Finding>& out);
   void detect(std::vector<Finding>& findings);
 
-  // Time-based verdicts (stalls) as of `now`.
+  // Time-based verdicts (stalls) as of `now`, and the findings held for their neighbouring lines
+  // longer than NeighbourDevices::kHoldFor.
   std::vector<Finding> tick(TimePoint now);
-  // Some detector rule is loaded: only then is a tick needed.
+  // Some detector rule is loaded or a finding is held: only then is a tick needed.
+  bool needs_tick() const { return detectors_.active() || neighbours_.holding(); }
   bool detectors_active() const { return detectors_.active(); }
+  // The end of the input (replay, tests): every held finding, with the device it has.
+  std::vector<Finding> flush();
+  // Where a saved read position of the chunk's file must stop: before its first held finding.
+  ReadPosition clamp(ReadPosition position) const;
   std::vector<DetectorBank::SeriesStats> series_stats() const { return detectors_.series_stats(); }
 
   const std::shared_ptr<Refusals>& refusals() const { return refusals_; }
@@ -64,6 +75,8 @@ class Matcher {
  private:
   std::shared_ptr<const RuleSet> rules_;
   std::map<std::string, ScanContext, std::less<>> contexts_;  // per source
+  NeighbourDevices neighbours_;
+  std::set<std::string, std::less<>> device_field_rules_;  // eligible for neighbours_
   DetectorBank detectors_;
   std::shared_ptr<Refusals> refusals_ = std::make_shared<Refusals>();
 };

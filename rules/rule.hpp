@@ -156,6 +156,9 @@ class RuleSet {
   size_t size() const;
   std::vector<std::string> rule_ids() const;
   std::vector<std::string> shadow_rule_ids() const;
+  // The rules whose device is the plain `device` field (no `device:` template of their own):
+  // those a neighbouring line may give a device (rules/neighbour_devices.hpp).
+  std::vector<std::string> device_field_rule_ids() const;
   // The rules with a `detect:` block, in rule order: what a DetectorBank is configured with.
   std::vector<std::pair<std::string, DetectorSpec>> detectors() const;
   // sha256 (hex) over the canonical form of all rules: the `ruleset_sha256` of build_info.

@@ -617,25 +617,30 @@ class Scanner {
       if (!d) device_from = nullptr;
       return d;
     };
+    std::string device;
+    if (!rule.device.expand(lookup, device)) {
+      device.clear();
+    } else if (!device.empty() && !is_valid_device_id(device)) {
+      ++stats_.device_refused;
+      device.clear();
+    }
+    std::string code;
+    if (!rule.code.empty() && rule.code.expand(lookup, code)) {
+      code = normalize_code(code);
+      if (!code.empty() && !is_valid_code(code)) {
+        ++stats_.code_refused;
+        code.clear();
+      }
+    }
+    const FaultLevel level = level_of(rule.spec, code, lookup);
+    if (rule.spec.detect && joins_input(rule, device, code, level, line_number)) return;
     Finding f;
     f.rule = rule.spec.id;
     f.source = std::string(chunk_.source);
-    if (!rule.device.expand(lookup, f.device)) {
-      f.device.clear();
-    } else if (!f.device.empty() && !is_valid_device_id(f.device)) {
-      ++stats_.device_refused;
-      f.device.clear();
-    }
+    f.device = std::move(device);
     if (!f.device.empty() && device_from != nullptr) f.device_from = device_from;
-    std::string code;
-    if (!rule.code.empty() && rule.code.expand(lookup, code)) {
-      f.code = normalize_code(code);
-      if (!f.code.empty() && !is_valid_code(f.code)) {
-        ++stats_.code_refused;
-        f.code.clear();
-      }
-    }
-    f.level = level_of(rule.spec, f.code, lookup);
+    f.code = std::move(code);
+    f.level = level;
     f.file = std::string(chunk_.path);
     f.line = line_number;
     f.offset = chunk_.start_offset + start;
@@ -645,22 +650,48 @@ class Scanner {
     f.noticed = chunk_.noticed;
     if (rule.spec.detect) {
       f.detector_input = true;
-      for (const auto& [name, value] : captures_) f.fields.emplace_back(name, value);
-      if (chunk_.path_fields != nullptr) {
-        for (const auto& [name, value] : *chunk_.path_fields) {
-          if (!field_captured(name)) f.fields.emplace_back(name, value);
-        }
-      }
-      if (!field_captured("rank") && envelope_field("rank") != nullptr &&
-          std::none_of(f.fields.begin(), f.fields.end(),
-                       [](const auto& kv) { return kv.first == "rank"; })) {
-        f.fields.emplace_back("rank", env_.rank);
-      }
+      detector_fields(f.fields);
+      last_input_ = out_.size();
     }
     f.recovery = rule.spec.recovery;
     f.annotations = rule.spec.annotations;
     out_.push_back(std::move(f));
     ++stats_.findings;
+  }
+
+  // A detector input's fields: the captures, the path fields no capture names, and the
+  // envelope's rank.
+  void detector_fields(std::vector<std::pair<std::string, std::string>>& fields) const {
+    for (const auto& [name, value] : captures_) fields.emplace_back(name, value);
+    if (chunk_.path_fields != nullptr) {
+      for (const auto& [name, value] : *chunk_.path_fields) {
+        if (!field_captured(name)) fields.emplace_back(name, value);
+      }
+    }
+    if (!field_captured("rank") && envelope_field("rank") != nullptr &&
+        std::none_of(fields.begin(), fields.end(),
+                     [](const auto& kv) { return kv.first == "rank"; })) {
+      fields.emplace_back("rank", env_.rank);
+    }
+  }
+
+  // One detector input per line: a detector rule that matched the line this input came from
+  // with the same device, code, fields and annotations joins it (a step line feeds several
+  // rules, which then share one copy of the line).
+  bool joins_input(const CompiledRule& rule, const std::string& device, const std::string& code,
+                   FaultLevel level, uint64_t line_number) {
+    if (last_input_ >= out_.size()) return false;
+    Finding& input = out_[last_input_];
+    if (input.line != line_number || input.device != device || input.code != code ||
+        input.annotations != rule.spec.annotations || input.recovery != rule.spec.recovery) {
+      return false;
+    }
+    scratch_fields_.clear();
+    detector_fields(scratch_fields_);
+    if (scratch_fields_ != input.fields) return false;
+    input.more_detectors.emplace_back(rule.spec.id, level);
+    ++stats_.findings;
+    return true;
   }
 
   const rules::Engine& set_;
@@ -680,8 +711,10 @@ class Scanner {
   std::optional<std::string_view> spelled_device_;  // the line's spelled device, once read
   std::string_view step_line_;                      // the line step_fields_ was read from
   StepFields step_fields_;
-  Envelope env_;               // the line being evaluated, unwrapped
-  std::string_view line_pid_;  // its process id, if it names one
+  Envelope env_;                  // the line being evaluated, unwrapped
+  std::string_view line_pid_;     // its process id, if it names one
+  size_t last_input_ = SIZE_MAX;  // the last detector input this scan emitted, in out_
+  std::vector<std::pair<std::string, std::string>> scratch_fields_;
 };
 
 }  // namespace
@@ -778,6 +811,14 @@ std::vector<std::string> RuleSet::shadow_rule_ids() const {
   std::vector<std::string> ids;
   for (const auto& r : impl_->rules) {
     if (r.spec.shadow) ids.push_back(r.spec.id);
+  }
+  return ids;
+}
+
+std::vector<std::string> RuleSet::device_field_rule_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& r : impl_->rules) {
+    if (r.spec.device.empty() || r.spec.device == "{device}") ids.push_back(r.spec.id);
   }
   return ids;
 }

@@ -60,6 +60,11 @@ class Key {
   size_t size_ = 0;
 };
 
+// "IDLoss", "CELoss": a word that ends in a capitalised "Loss" after a letter.
+bool camel_loss(std::string_view w) {
+  return w.size() > 4 && w.substr(w.size() - 4) == "Loss" && is_alpha(w[w.size() - 5]);
+}
+
 // The detectors' name for a key, or empty when the key is not one of the step fields. Longer and
 // more specific forms are tried first ("step time" before "step").
 std::string_view canonical(const Key& k) {
@@ -91,8 +96,12 @@ std::string_view canonical(const Key& k) {
   for (std::string_view other : {"scale", "scaler", "valid", "val", "eval", "test", "nll"}) {
     if (k.has(other)) return {};
   }
-  // lm loss, train_loss, Training Loss; loss_net, loss total (a short key led by "loss").
-  if (iequals(k.last(), "loss") || (k.size() <= 2 && iequals(k.word(0), "loss"))) return "loss";
+  // lm loss, train_loss, Training Loss; loss_net, loss total (a short key led by "loss"); a
+  // camel-case compound that ends the word in "Loss" (IDLoss, CELoss, TotalLoss).
+  if (iequals(k.last(), "loss") || (k.size() <= 2 && iequals(k.word(0), "loss")) ||
+      camel_loss(k.last())) {
+    return "loss";
+  }
   return {};
 }
 

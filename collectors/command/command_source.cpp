@@ -330,6 +330,7 @@ struct CommandSource::Impl {
       stats.count_error(SourceErrorKind::Parse);
       return false;
     }
+    if (observation->truncated) stats.count_error(SourceErrorKind::Parse);  // and what it had
     if (config.parser == CommandParser::NvidiaSmiBus) {
       if (observation->gpus != gpu_map) {
         std::vector<std::string> lines;

@@ -161,7 +161,7 @@ std::optional<Observation> observe(CommandParser parser, std::string_view output
       break;
     }
     case CommandParser::NpuSmiInfo: {
-      auto table = command_parsers::parse_npu_smi_info(output, error);
+      auto table = command_parsers::parse_npu_smi_info(output, error, &o.truncated);
       if (!table) return std::nullopt;
       o.health = std::move(*table);
       break;

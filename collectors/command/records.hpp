@@ -58,6 +58,8 @@ std::string format_gpu_record(const command_parsers::GpuBus& gpu);
 struct Observation {
   std::vector<command_parsers::DeviceHealth> health;
   std::vector<command_parsers::GpuBus> gpus;
+  // The output was cut short (`error` says where): `health` holds what came before the cut.
+  bool truncated = false;
 };
 std::optional<Observation> observe(CommandParser parser, std::string_view output,
                                    std::string_view device, std::string_view chip,

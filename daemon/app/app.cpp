@@ -389,8 +389,7 @@ void Daemon::publish_budget() {
 void Daemon::save_positions() {
   std::vector<ReadPosition> all;
   for (const auto& s : slots_) {
-    auto p = s->source->positions();
-    all.insert(all.end(), p.begin(), p.end());
+    for (const auto& p : s->source->positions()) all.push_back(matcher_.clamp(p));
   }
   if (all.empty()) return;
   try {
@@ -405,9 +404,12 @@ bool Daemon::on_chunk(const Chunk& chunk) {
   findings_.clear();
   const size_t matches = matcher_.match(chunk, clock_.now(), findings_);
   if (matcher_.detectors_active() && matches > 0) metrics_.on_numerics(matcher_.series_stats());
+  arm_detector_tick();                 // a finding may wait for the lines after it
   if (findings_.empty()) return true;  // the position is saved with the next periodic save
-  const ReadPosition position{std::string(chunk.source), std::string(chunk.path), chunk.identity,
-                              chunk.end_offset, chunk.end_line};
+  // A finding held for the lines after it is not yet journaled: the saved position stops
+  // before it, so a crash re-reads it.
+  const ReadPosition position = matcher_.clamp({std::string(chunk.source), std::string(chunk.path),
+                                                chunk.identity, chunk.end_offset, chunk.end_line});
   const Step step = pipeline_->record(findings_, &position);
   apply(step);
   return step.store_error.empty();  // else the source offers the chunk again
@@ -457,10 +459,11 @@ void Daemon::apply(const Step& step) {
   if (!step.actions.empty() || !step.transitions.empty()) publish_budget();
 }
 
-// Time-based detector verdicts (stalls). The timer runs only while a detector rule is loaded,
-// so an idle faultd without them stays idle.
+// Time-based detector verdicts (stalls) and findings held for their neighbouring lines past
+// their time. The timer runs only while a detector rule is loaded or a finding is held, so an
+// idle faultd without them stays idle.
 void Daemon::arm_detector_tick() {
-  if (!matcher_.detectors_active() || detector_tick_armed_ || stopping_) return;
+  if (!matcher_.needs_tick() || detector_tick_armed_ || stopping_) return;
   detector_tick_armed_ = true;
   detector_timer_.expires_after(kDetectorTick);
   detector_timer_.async_wait([this](boost::system::error_code ec) {
@@ -552,7 +555,7 @@ std::string Daemon::reload() {
 void Daemon::configure() {
   pipeline_->configure(config_);
   matcher_.configure(config_.rules);  // unchanged detector rules keep their state
-  if (!matcher_.detectors_active()) detector_timer_.cancel();
+  if (!matcher_.needs_tick()) detector_timer_.cancel();
   arm_detector_tick();
   actions_->configure(action_settings(config_));
   publish_budget();

@@ -91,6 +91,10 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
         sum.bytes += p.end_offset - p.start_offset;
       });
   ::close(fd);
+  // The end of the file: the findings still waiting for the lines after them are settled.
+  const std::vector<Finding> held = matcher.flush();
+  for (const auto& f : held) out << dump_json(to_json(f)) << '\n';
+  sum.findings += held.size();
   if (error != 0) {
     err << "faultd: " << path << ": " << std::strerror(error) << '\n';
     return false;
@@ -184,6 +188,9 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
       ++sum.garbled;
       continue;
     }
+    if (observation->truncated) {
+      err << "faultd: " << path << ": " << error << ": the complete rows before the cut are read\n";
+    }
     std::vector<std::string> lines;
     for (const auto& gpu : observation->gpus) lines.push_back(format_gpu_record(gpu));
     for (const auto& line :
@@ -203,6 +210,7 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
     c.noticed = now;
     std::vector<Finding> findings;
     matcher.match(c, now, findings);
+    for (auto& f : matcher.flush()) findings.push_back(std::move(f));  // one output, complete
     for (const auto& f : findings) out << dump_json(to_json(f)) << '\n';
     sum.findings += findings.size();
     sum.lines += lines.size();

@@ -121,6 +121,9 @@ struct Finding {
   // A match of a detector rule (RuleSpec::detect): input for the DetectorBank, never journaled
   // as a fault itself; `fields` holds its captures.
   bool detector_input = false;
+  // The other detector rules the same line fed with the same device, code and fields (a step
+  // line feeds several): one input per line, each rule with its own level.
+  std::vector<std::pair<std::string, FaultLevel>> more_detectors;
 };
 inline constexpr size_t kMaxEvidenceBytes = 4096;
 

@@ -18,7 +18,10 @@ struct DetectorBank::Series {
   std::optional<int64_t> last_step;
   TimePoint last_seen{};
   std::optional<TimePoint> last_verdict;
-  Finding last_match;  // what a tick verdict is attributed to
+  // What a tick verdict is attributed to: the line last observed (shared by the rules that
+  // line fed) and this rule's level.
+  std::shared_ptr<const Finding> last_match;
+  FaultLevel level = FaultLevel::NotHandleFault;
 };
 
 struct DetectorBank::Labels {
@@ -92,40 +95,47 @@ DetectorBank::Series& DetectorBank::series_for(const std::string& key, const std
 }
 
 std::optional<Finding> DetectorBank::observe(const Finding& match, TimePoint now) {
-  const auto spec_it = specs_.find(match.rule);
+  return observe_rule(std::make_shared<const Finding>(match), match.rule, match.level, now);
+}
+
+std::optional<Finding> DetectorBank::observe_rule(const std::shared_ptr<const Finding>& shared,
+                                                  const std::string& rule, FaultLevel level,
+                                                  TimePoint now) {
+  const auto spec_it = specs_.find(rule);
   if (spec_it == specs_.end()) return std::nullopt;
   const DetectorSpec& spec = spec_it->second;
+  const Finding& match = *shared;
 
-  std::string rank;
+  std::string_view rank;
   if (auto r = field(match, "rank"); r && !r->empty()) {
     if (is_valid_device_id(*r)) {
-      rank = std::string(*r);
+      rank = *r;
     } else {
       ++counters_.refused_ranks;
     }
   }
-  std::string device = match.device;
+  std::string_view device = match.device;
   if (device.empty() && !rank.empty()) {
     if (spec.rank_identity) {
       device = rank;
-    } else if (auto it = spec.rank_device.find(rank); it != spec.rank_device.end()) {
+    } else if (auto it = spec.rank_device.find(std::string(rank)); it != spec.rank_device.end()) {
       device = it->second;
     }
   }
   const auto job = field(match, "job");
-  std::string key = match.rule;
-  key += '\x1f';
+  key_.assign(rule);
+  key_ += '\x1f';
   if (!spec.per_device || device.empty()) {
-    key.append(job && !job->empty() ? *job : std::string_view(match.file));
-    key += '\x1f';
-    key += rank;
+    key_.append(job && !job->empty() ? *job : std::string_view(match.file));
+    key_ += '\x1f';
+    key_ += rank;
   }
-  key += '\x1f';
-  key += device;
+  key_ += '\x1f';
+  key_ += device;
 
-  Series& s = series_for(key, match.rule);
-  s.device = device;
-  s.rank = spec.per_device ? std::string() : rank;
+  Series& s = series_for(key_, rule);
+  s.device.assign(device);
+  s.rank.assign(spec.per_device ? std::string_view() : rank);
   const auto step = step_of(match);
   if (step && s.last_step && *step < *s.last_step && !spec.per_device) {
     // The step went back: a new run (or a resume from a checkpoint) in the same series.
@@ -135,28 +145,36 @@ std::optional<Finding> DetectorBank::observe(const Finding& match, TimePoint now
   ++s.ordinal;
   if (step) s.last_step = step;
   s.last_seen = now;
-  s.last_match = match;
-  s.last_match.device = device;
+  s.last_match = shared;
+  s.level = level;
 
   detect::Sample sample{now, step.value_or(s.ordinal), step.has_value(), &match.fields};
-  count_numbers(match, device, rank, sample, step.has_value(), now);
+  count_numbers(match, s.device, std::string(rank), sample, step.has_value(), now);
   auto v = s.detector->observe(sample);
   if (!v) return std::nullopt;
   return verdict(s, *v, now);
 }
 
 void DetectorBank::apply(std::vector<Finding>& findings) {
-  size_t kept = 0;
-  for (size_t i = 0; i < findings.size(); ++i) {
-    if (findings[i].detector_input) {
-      auto v = observe(findings[i], findings[i].time);
-      if (!v) continue;
-      findings[i] = std::move(*v);
-    }
-    if (kept != i) findings[kept] = std::move(findings[i]);
-    ++kept;
+  if (std::none_of(findings.begin(), findings.end(),
+                   [](const Finding& f) { return f.detector_input; })) {
+    return;
   }
-  findings.resize(kept);
+  std::vector<Finding> out;
+  out.reserve(findings.size());
+  for (auto& f : findings) {
+    if (!f.detector_input) {
+      out.push_back(std::move(f));
+      continue;
+    }
+    const auto match = std::make_shared<const Finding>(std::move(f));
+    const TimePoint at = match->time;
+    if (auto v = observe_rule(match, match->rule, match->level, at)) out.push_back(std::move(*v));
+    for (const auto& [rule, level] : match->more_detectors) {
+      if (auto v = observe_rule(match, rule, level, at)) out.push_back(std::move(*v));
+    }
+  }
+  findings = std::move(out);
 }
 
 std::vector<Finding> DetectorBank::tick(TimePoint now) {
@@ -190,10 +208,13 @@ std::optional<Finding> DetectorBank::verdict(Series& s, const detect::Verdict& v
   const bool storm = firing >= static_cast<size_t>(spec.storm_min_series) &&
                      static_cast<double>(firing) >= spec.storm_fraction * static_cast<double>(live);
 
-  Finding f = s.last_match;
+  Finding f = *s.last_match;
+  f.rule = s.rule;
+  f.device = s.device;
   f.detector_input = false;
   f.fields.clear();
-  f.level = v.severity == detect::Severity::Fault ? s.last_match.level : spec.warn_level;
+  f.more_detectors.clear();
+  f.level = v.severity == detect::Severity::Fault ? s.level : spec.warn_level;
   f.time = now;
   f.annotations.emplace_back("detector", std::string(to_string(spec.type)));
   f.annotations.emplace_back("verdict", v.reason);
@@ -213,7 +234,10 @@ void DetectorBank::count_numbers(const Finding& match, const std::string& device
                                  const std::string& rank, const detect::Sample& sample,
                                  bool has_step, TimePoint now) {
   if (device.empty() && rank.empty()) return;
-  const std::string key = device + '\x1f' + rank;
+  key_.assign(device);
+  key_ += '\x1f';
+  key_ += rank;
+  const std::string& key = key_;
   auto it = labels_.find(key);
   if (it == labels_.end()) {
     while (labels_.size() >= max_series_) {

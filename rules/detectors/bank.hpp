@@ -52,11 +52,12 @@ class DetectorBank {
   bool active() const { return !specs_.empty(); }
   bool handles(const std::string& rule) const { return specs_.count(rule) != 0; }
 
-  // A match of a detector rule (Finding::detector_input, with its fields). Returns the verdict
-  // it completes, if any. Matches of rules the bank does not know are ignored.
+  // A match of a detector rule (Finding::detector_input, with its fields), for its own rule
+  // (not its more_detectors). Returns the verdict it completes, if any. Matches of rules the
+  // bank does not know are ignored.
   std::optional<Finding> observe(const Finding& match, TimePoint now);
-  // Replaces the detector inputs among `findings` by the verdicts they complete (in place,
-  // order kept), each observed at its own `time`; other findings stay.
+  // Replaces the detector inputs among `findings` by the verdicts they complete (order kept),
+  // each observed at its own `time` by its rule and its more_detectors; other findings stay.
   void apply(std::vector<Finding>& findings);
   // Time-based verdicts (stalls) as of `now`.
   std::vector<Finding> tick(TimePoint now);
@@ -85,6 +86,9 @@ class DetectorBank {
   struct Series;
   struct Labels;
   Series& series_for(const std::string& key, const std::string& rule);
+  // `match` observed by one of the rules it feeds.
+  std::optional<Finding> observe_rule(const std::shared_ptr<const Finding>& match,
+                                      const std::string& rule, FaultLevel level, TimePoint now);
   std::optional<Finding> verdict(Series& s, const detect::Verdict& v, TimePoint now);
   void count_numbers(const Finding& match, const std::string& device, const std::string& rank,
                      const detect::Sample& sample, bool has_step, TimePoint now);
@@ -95,6 +99,7 @@ class DetectorBank {
   std::unordered_map<std::string, std::unique_ptr<Series>> series_;
   std::unordered_map<std::string, std::unique_ptr<Labels>> labels_;
   Counters counters_;
+  std::string key_;  // scratch for series and label keys (no allocation per observation)
 };
 
 }  // namespace faultd

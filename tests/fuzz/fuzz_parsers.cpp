@@ -41,14 +41,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FAULTD_FUZZ_CHECK(!error.empty());
       }
       break;
-    case 1:
-      if (auto t = command_parsers::parse_npu_smi_info(text, error)) {
+    case 1: {
+      bool truncated = false;
+      if (auto t = command_parsers::parse_npu_smi_info(text, error, &truncated)) {
         for (const auto& h : *t) check_health(h);
         (void)command_parsers::npu_ids(*t);
+        FAULTD_FUZZ_CHECK(!truncated || (!error.empty() && !t->empty()));
       } else {
         FAULTD_FUZZ_CHECK(!error.empty());
       }
       break;
+    }
     case 2:
       if (auto t = command_parsers::parse_deviceinfo_cm(text, error)) {
         for (const auto& h : *t) check_health(h);

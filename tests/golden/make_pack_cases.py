@@ -1082,6 +1082,7 @@ COMM, RTE, DRVE, CPUE, OPE = ("ascend.cann.comm-error", "ascend.cann.runtime-err
 SA, API, LNK, HWD = ("ascend.device.status-abnormal", "ascend.hccl.api-failed",
                      "ascend.hccl.link-error", "ascend.hccl.watchdog-timeout")
 SYS = "ascend.device.system-exception"
+CALL = "ascend.hccl.call-failed"
 
 write_case("ascend-cann-codes", "training", "/var/log/training/job-11/rank-0.log", None,
     mix(TRAIN_NOISE, 120, [
@@ -1468,8 +1469,10 @@ write_case("ascend-hccl-setup", "plog", "/root/ascend/log/debug/plog/plog-114654
         # asc_hccl_plog_listen_port_fail_then_socket_establish_timeout_rank12.log
         [
             none('[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.463 [hccl_socket.cc:100] [2717288][HcclSocket][Listen] socket type[1], listen on ip[192.168.20.160] and specific port[16666] fail. Please check the port status and whether the port is been using by other process.'),
-            none('[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.466 [hccl_socket_manager.cc:54] [2717288][ServerInit]call trace: hcclRet -> 19'),
-            none('[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.472 [hccl_communicator.cc:2307] [2717288][InitNic]call trace: hcclRet -> 19'),
+            ('[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.466 [hccl_socket_manager.cc:54] [2717288][ServerInit]call trace: hcclRet -> 19',
+             [(CALL, "", RBUS, "")]),
+            ('[ERROR] HCCL(2717288,python3):2025-07-23-03:47:57.070.472 [hccl_communicator.cc:2307] [2717288][InitNic]call trace: hcclRet -> 19',
+             [(CALL, "", RBUS, "")]),
             ('[ERROR] HCCL(2717288,python3):2025-07-23-03:49:57.177.194 [hccl_socket_manager.cc:778] [2734049][Wait][LinkEstablish]wait socket establish timeout, role[1] rank[12] timeout[120]',
              [(LNK, "", RBUS, "")]),
             ('[ERROR] HCCL(2717288,python3):2025-07-23-03:49:57.177.265 [hccl_socket_manager.cc:830] [2734049][Wait][LinksEstablishCompleted] is failed. ret[9].',
@@ -1483,12 +1486,17 @@ write_case("ascend-hccl-setup", "plog", "/root/ascend/log/debug/plog/plog-114654
             none('[INFO] HCCL(123,python):2024-03-28-10:23:50.588.335 [topoinfo_detect.cc:208][123][HCCL_TRACE]SetupAgent rankNum[8], rank[6], rootInfo identifier[51.38.67.143%enp189s0f0_60004_4_1711621428426055], server[51.38.67.141%enp189s0f0], logicDevId[2], phydevId[6], deviceIp[192.168.102.203]'),
             ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.610 [adapter_hccp.cc:872][123][Recv][RaSocket]errNo[0x0000000005000013] Wait timeout for sockets recv, data[0xffffec55c7bc], size[4], recvSize[0], The most common cause is that the firewall is incorrectly configured. Check the firewall configuration or try to disable the firewall.',
              [(LNK, "", RBUS, "")]),
-            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.705 [topoinfo_exchange_base.cc:137][123]call trace: hcclRet -> 9'),
+            ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.705 [topoinfo_exchange_base.cc:137][123]call trace: hcclRet -> 9',
+             [(CALL, "", RBUS, "")]),
             none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.711 [topoinfo_exchange_base.cc:104][123][Recv][ClusterInfoMsg]receive msg length from fdhandle failed, ret[9]'),
-            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.715 [topoinfo_exchange_agent.cc:270][123]call trace: hcclRet -> 4'),
-            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.720 [topoinfo_exchange_agent.cc:71][123]call trace: hcclRet -> 4'),
-            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.726 [topoinfo_exchange_agent.cc:43][123]call trace: hcclRet -> 4'),
-            none('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.730 [topoinfo_detect.cc:214][123]call trace: hcclRet -> 4'),
+            ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.715 [topoinfo_exchange_agent.cc:270][123]call trace: hcclRet -> 4',
+             [(CALL, "", RBUS, "")]),
+            ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.720 [topoinfo_exchange_agent.cc:71][123]call trace: hcclRet -> 4',
+             [(CALL, "", RBUS, "")]),
+            ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.726 [topoinfo_exchange_agent.cc:43][123]call trace: hcclRet -> 4',
+             [(CALL, "", RBUS, "")]),
+            ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.730 [topoinfo_detect.cc:214][123]call trace: hcclRet -> 4',
+             [(CALL, "", RBUS, "")]),
             ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.589.738 [op_base.cc:434][123][Init][CommRootInfo]errNo[0x0000000005000004] setup topo detect error',
              [(API, "", RBUS, "")]),
             ('[ERROR] HCCL(123,python):2024-03-28-10:25:50.599.958 [op_base.cc:481][123][HCCL_TRACE]HcclCommInitRootInfo failed, return[0x0000000005000004], rankNum[8], rank[6], rootInfo identifier[51.38.67.143%enp189s0f0_60004_4_1711621428426055], server[51.38.67.141%enp189s0f0], logicDevId[-1]',

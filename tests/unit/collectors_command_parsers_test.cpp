@@ -217,6 +217,21 @@ TEST_CASE("npu_smi_info refuses output without the table or with a cut row pair"
   error.clear();
   CHECK_FALSE(parse_npu_smi_info(cut, error));
   CHECK(error.find("truncated") != std::string::npos);
+  // A caller that can use part of a table gets the complete pairs before the cut (NPU 1's
+  // second chip is cut off here).
+  std::string a3_cut(kInfoA3);
+  a3_cut.resize(a3_cut.find("| 1     3                   | 0000:9B"));
+  bool truncated = false;
+  error.clear();
+  CHECK_FALSE(parse_npu_smi_info(a3_cut, error));  // not without asking
+  const auto part = parse_npu_smi_info(a3_cut, error, &truncated);
+  REQUIRE(part);
+  CHECK(truncated);
+  CHECK(error.find("truncated") != std::string::npos);
+  CHECK(devices_of(*part) == Strings{"0/0=OK", "0/1=OK", "1/0=Alarm"});
+  // Cut inside the first pair: nothing complete, still an error.
+  truncated = false;
+  CHECK_FALSE(parse_npu_smi_info(cut, error, &truncated));
 }
 
 namespace {

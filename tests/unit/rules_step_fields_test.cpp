@@ -58,6 +58,12 @@ TEST_CASE("step fields: key: value, 'key': value, key=value and | key value | fo
         Fields{{"step", "100"}, {"loss", "nan"}, {"scale", "785.4200"}, {"grad_norm", "nan"}});
   CHECK(fields_of("Epoch: 1/1, Iteration: 2/160782, Training Loss: nan") ==
         Fields{{"step", "2"}, {"loss", "nan"}});
+  // A camel-case compound ending in "Loss" (MXNet's metric names); "Lossy" and "loss" glued
+  // to a lower-case word are not one.
+  CHECK(fields_of("Epoch[1] Batch[7] Speed: 143.86 samples/sec,  IDLoss=nan,") ==
+        Fields{{"loss", "nan"}});
+  CHECK(fields_of("CELoss: 2.5, TotalLoss: 3.1") == Fields{{"loss", "2.5"}});
+  CHECK(fields_of("Lossy=1, xloss=2, Loss7=3").empty());
 }
 
 TEST_CASE("step fields: the loss scalers' phrases", "[rules][step_fields]") {

@@ -109,7 +109,7 @@ bool looks_like_bus_id(std::string_view s) {
 }  // namespace
 
 std::optional<std::vector<DeviceHealth>> parse_npu_smi_info(std::string_view output,
-                                                            std::string& error) {
+                                                            std::string& error, bool* truncated) {
   std::vector<DeviceHealth> table;
   bool have_header = false;
   bool phy_id_layout = false;
@@ -156,7 +156,8 @@ std::optional<std::vector<DeviceHealth>> parse_npu_smi_info(std::string_view out
   }
   if (pending) {
     error = "NPU " + pending->device + "'s row has no chip row (truncated output?)";
-    return std::nullopt;
+    if (truncated == nullptr || table.empty()) return std::nullopt;
+    *truncated = true;
   }
   return table;
 }

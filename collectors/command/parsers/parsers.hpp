@@ -39,9 +39,13 @@ std::optional<DeviceHealth> parse_npu_smi_health(std::string_view output, std::s
 // NPU, second header "Chip") and the A3 layout ("Chip  Phy-ID", one row pair per chip, the
 // second chip's power shown as "-"). One entry per chip row pair, in table order, with
 // device = NPU id, chip = chip id and status = the Health column. The process section that
-// follows the table is ignored. No header, or a row pair cut in half, is an error.
+// follows the table is ignored. No header is an error. A table cut inside a row pair (output
+// cut short) is an error too, unless `truncated` is given: then the complete pairs before the
+// cut are returned, *truncated is set and `error` says where it was cut (their health is what
+// npu-smi printed; the cut device is simply not seen this time).
 std::optional<std::vector<DeviceHealth>> parse_npu_smi_info(std::string_view output,
-                                                            std::string& error);
+                                                            std::string& error,
+                                                            bool* truncated = nullptr);
 // The distinct NPU ids of a parsed table, in order: the devices `-i` takes.
 std::vector<std::string> npu_ids(const std::vector<DeviceHealth>& table);
 
