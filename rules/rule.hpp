@@ -159,6 +159,8 @@ class RuleSet {
   // The rules whose device is the plain `device` field (no `device:` template of their own):
   // those a neighbouring line may give a device (rules/neighbour_devices.hpp).
   std::vector<std::string> device_field_rule_ids() const;
+  // The source names rules restrict themselves to (`sources:`), each with a rule naming it.
+  std::vector<std::pair<std::string, std::string>> named_sources() const;
   // The rules with a `detect:` block, in rule order: what a DetectorBank is configured with.
   std::vector<std::pair<std::string, DetectorSpec>> detectors() const;
   // sha256 (hex) over the canonical form of all rules: the `ruleset_sha256` of build_info.

@@ -195,7 +195,9 @@ std::unique_ptr<RE2> chunk_regex(const RE2& line_re) {
   return re->ok() ? std::move(re) : nullptr;
 }
 
-constexpr std::string_view kContextTrigger = "(PID:";
+// ", Device:" of the tuple "(PID:13075, Device:0, RankID:8)": long enough not to cost the
+// prefilter its skips (docs/performance.md).
+constexpr std::string_view kContextTrigger = ", Device:";
 
 View make_view(const std::vector<CompiledRule>& rules, const std::vector<uint32_t>& members) {
   View view;
@@ -426,8 +428,7 @@ class Scanner {
     step_line_ = {};
     tuple_device_.reset();
     spelled_device_.reset();
-    line_pid_ = line_pid(message);
-    if (line_pid_.empty()) line_pid_ = env_.pid;
+    line_pid_.reset();
     learn_pid_device(message, line_number);
     for (uint32_t pos : positions) {
       const CompiledRule& rule = set_.rules[view_.rules[pos]];
@@ -442,25 +443,44 @@ class Scanner {
     return *file_;
   }
 
+  // What the line names, each read once and only when asked (they are regex scans of the line).
+  std::string_view tuple_device(std::string_view message) {
+    if (!tuple_device_) tuple_device_ = torch_npu_device(message);
+    return *tuple_device_;
+  }
+  std::string_view spelled_device(std::string_view message) {
+    if (!spelled_device_) spelled_device_ = line_device(message);
+    return *spelled_device_;
+  }
+  std::string_view pid(std::string_view message) {
+    if (!line_pid_) {
+      line_pid_ = line_pid(message);
+      if (line_pid_->empty()) line_pid_ = std::string_view(env_.pid);
+    }
+    return *line_pid_;
+  }
+
   // A line naming both its process and its device teaches the context that pairing.
   void learn_pid_device(std::string_view message, uint64_t line_number) {
-    if (line_pid_.empty()) return;
-    std::string_view device = torch_npu_device(message);
-    if (device.empty()) device = line_device(message);
+    std::string_view device = tuple_device(message);
+    if (device.empty()) device = spelled_device(message);
     if (device.empty()) return;
+    const std::string_view process = pid(message);
+    if (process.empty()) return;
     auto& known = file().pid_devices;
-    if (known.size() >= ScanContext::Impl::kMaxPidDevices && known.count(line_pid_) == 0) {
+    if (known.size() >= ScanContext::Impl::kMaxPidDevices && known.count(process) == 0) {
       known.erase(std::min_element(known.begin(), known.end(), [](const auto& a, const auto& b) {
         return a.second.line < b.second.line;
       }));
     }
-    known[std::string(line_pid_)] = {std::string(device), line_number};
+    known[std::string(process)] = {std::string(device), line_number};
   }
 
-  std::optional<std::string_view> device_of_pid(uint64_t line_number) {
-    if (line_pid_.empty()) return std::nullopt;
+  std::optional<std::string_view> device_of_pid(std::string_view message, uint64_t line_number) {
+    const std::string_view process = pid(message);
+    if (process.empty()) return std::nullopt;
     auto& known = file().pid_devices;
-    const auto it = known.find(line_pid_);
+    const auto it = known.find(process);
     if (it == known.end() || line_number < it->second.line ||
         line_number - it->second.line > ScanContext::Impl::kPidDeviceLines) {
       return std::nullopt;
@@ -490,8 +510,12 @@ class Scanner {
 
   bool matches(const CompiledRule& rule, std::string_view line) {
     const RuleSpec& spec = rule.spec;
-    if (!spec.any.empty() && std::none_of(spec.any.begin(), spec.any.end(),
-                                          [&](const auto& s) { return contains(line, s); })) {
+    // A rule with `any` was selected because one of them occurs in the line (they are its
+    // triggers): a line without an envelope needs no second look.
+    const bool any_seen = env_.layers == 0;
+    if (!spec.any.empty() && !any_seen &&
+        std::none_of(spec.any.begin(), spec.any.end(),
+                     [&](const auto& s) { return contains(line, s); })) {
       return false;
     }
     if (!contains_all(line, spec.all)) return false;
@@ -575,8 +599,7 @@ class Scanner {
   std::optional<std::string_view> device_field(std::string_view message, uint64_t line_number,
                                                const char*& from) {
     from = "line";
-    if (!tuple_device_) tuple_device_ = torch_npu_device(message);
-    if (!tuple_device_->empty()) return *tuple_device_;
+    if (const std::string_view d = tuple_device(message); !d.empty()) return d;
     from = "path";
     if (chunk_.path_fields != nullptr) {
       for (const auto& [n, v] : *chunk_.path_fields) {
@@ -588,10 +611,9 @@ class Scanner {
     for (const auto& [n, v] : captures_) {
       if (n == "device") return v;
     }
-    if (!spelled_device_) spelled_device_ = line_device(message);
-    if (!spelled_device_->empty()) return *spelled_device_;
+    if (const std::string_view d = spelled_device(message); !d.empty()) return d;
     from = "context";
-    return device_of_pid(line_number);
+    return device_of_pid(message, line_number);
   }
 
   // The finding's level: see RuleSpec::level_from.
@@ -652,6 +674,7 @@ class Scanner {
       f.detector_input = true;
       detector_fields(f.fields);
       last_input_ = out_.size();
+      last_input_captured_ = rule.re != nullptr;
     }
     f.recovery = rule.spec.recovery;
     f.annotations = rule.spec.annotations;
@@ -686,9 +709,13 @@ class Scanner {
         input.annotations != rule.spec.annotations || input.recovery != rule.spec.recovery) {
       return false;
     }
-    scratch_fields_.clear();
-    detector_fields(scratch_fields_);
-    if (scratch_fields_ != input.fields) return false;
+    // Without regex captures on either side, both rules' fields are the line's step fields,
+    // path fields and rank: the same.
+    if (rule.re != nullptr || last_input_captured_) {
+      scratch_fields_.clear();
+      detector_fields(scratch_fields_);
+      if (scratch_fields_ != input.fields) return false;
+    }
     input.more_detectors.emplace_back(rule.spec.id, level);
     ++stats_.findings;
     return true;
@@ -711,9 +738,10 @@ class Scanner {
   std::optional<std::string_view> spelled_device_;  // the line's spelled device, once read
   std::string_view step_line_;                      // the line step_fields_ was read from
   StepFields step_fields_;
-  Envelope env_;                  // the line being evaluated, unwrapped
-  std::string_view line_pid_;     // its process id, if it names one
-  size_t last_input_ = SIZE_MAX;  // the last detector input this scan emitted, in out_
+  Envelope env_;                              // the line being evaluated, unwrapped
+  std::optional<std::string_view> line_pid_;  // its process id (empty: none), once read
+  size_t last_input_ = SIZE_MAX;              // the last detector input this scan emitted, in out_
+  bool last_input_captured_ = false;          // its rule had a regex (its fields may hold captures)
   std::vector<std::pair<std::string, std::string>> scratch_fields_;
 };
 
@@ -821,6 +849,14 @@ std::vector<std::string> RuleSet::device_field_rule_ids() const {
     if (r.spec.device.empty() || r.spec.device == "{device}") ids.push_back(r.spec.id);
   }
   return ids;
+}
+
+std::vector<std::pair<std::string, std::string>> RuleSet::named_sources() const {
+  std::map<std::string, std::string> first;
+  for (const auto& r : impl_->rules) {
+    for (const auto& source : r.spec.sources) first.try_emplace(source, r.spec.id);
+  }
+  return {first.begin(), first.end()};
 }
 
 std::vector<std::pair<std::string, DetectorSpec>> RuleSet::detectors() const {

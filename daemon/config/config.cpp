@@ -565,6 +565,15 @@ std::optional<Config> load_config(const std::string& path, ErrorList& errors) {
   auto rules = RuleSet::build(std::move(loader.rule_specs), std::move(levels), errors);
   if (!errors.empty() || !rules) return std::nullopt;
   for (const auto& w : rules->warnings()) loader.cfg.warnings.push_back(w);
+  // A rule kept to sources the config does not have never runs: said, not silent.
+  for (const auto& [source, rule] : rules->named_sources()) {
+    if (std::none_of(loader.cfg.sources.begin(), loader.cfg.sources.end(),
+                     [&](const SourceConfig& s) { return source_name(s) == source; })) {
+      loader.cfg.warnings.push_back("rule '" + rule +
+                                    "' (and any other naming it) reads only source '" + source +
+                                    "', which this config does not define");
+    }
+  }
   loader.cfg.rules = std::move(rules);
   return std::move(loader.cfg);
 }

@@ -240,13 +240,11 @@ class Strikes final : public Detector {
     const bool warm = n_ >= s_.warmup && n_ > 0;
     const double avg = n_ > 0 ? ema_ / (1 - std::pow(s_.beta, static_cast<double>(n_))) : 0;
     bool alarm = false;
-    std::string why;
+    double jump = 0;
     if (warm && std::isfinite(*v)) {
       const double limit = s_.upper_thresh1 * avg;
-      const double jump = previous_ ? *v - *previous_ : 0;
+      jump = previous_ ? *v - *previous_ : 0;
       alarm = *v > limit && jump > limit;
-      why = s_.field + " " + num(*v) + " and its jump " + num(jump) + " above " +
-            num(s_.upper_thresh1) + " × average " + num(avg);
     }
     if (std::isfinite(*v)) {
       const bool excluded = warm && *v > s_.upper_thresh2 * avg;
@@ -259,6 +257,9 @@ class Strikes final : public Detector {
     if (!alarm) return std::nullopt;
     if (last_strike_ && x.time - *last_strike_ < s_.cooldown) return std::nullopt;
     last_strike_ = x.time;
+    // Written only for a strike: formatting numbers costs more than the whole observation.
+    const std::string why = s_.field + " " + num(*v) + " and its jump " + num(jump) + " above " +
+                            num(s_.upper_thresh1) + " × average " + num(avg);
     const size_t count = strikes_.add(x.time, 0);
     if (count >= static_cast<size_t>(s_.strikes)) {
       strikes_.clear();
