@@ -517,9 +517,29 @@ std::string Daemon::reload() {
   needs_restart("state_dir", cfg->state_dir != config_.state_dir);
   needs_restart("metrics.listen", cfg->metrics_listen != config_.metrics_listen);
   needs_restart("control.socket", cfg->control_socket != config_.control_socket);
+  needs_restart("webhook.listen", cfg->webhook_listen != config_.webhook_listen);
   cfg->state_dir = config_.state_dir;
   cfg->metrics_listen = config_.metrics_listen;
   cfg->control_socket = config_.control_socket;
+  cfg->webhook_listen = config_.webhook_listen;
+  // A rotated webhook token takes effect now: the token file is read again, and a file that
+  // cannot serve fails the reload (the running token stays) rather than leaving the old one
+  // silently in force.
+  std::optional<std::string> token;
+  if (webhook_) {
+    try {
+      const auto read = read_webhook_token(cfg->webhook_token_file);
+      if (read.loose_permissions) {
+        spdlog::warn("webhook: {} is readable by group or others", cfg->webhook_token_file);
+      }
+      token = read.token;
+    } catch (const std::exception& e) {
+      metrics_.on_reload(false);
+      spdlog::error("reload failed; keeping the running configuration: webhook: {}", e.what());
+      sd_notify(0, "READY=1");
+      return std::string("webhook: ") + e.what();
+    }
+  }
 
   // Positions first, so a replaced source resumes exactly where the old one stopped.
   save_positions();
@@ -539,6 +559,7 @@ std::string Daemon::reload() {
   }
   slots_ = std::move(kept);
   config_ = std::move(*cfg);
+  if (token) webhook_->set_token(std::move(*token));
   set_log_level(config_.log_level);
   for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
   configure();

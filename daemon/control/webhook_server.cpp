@@ -488,6 +488,11 @@ void WebhookServer::stop() {
   impl_->close_all();
 }
 
+void WebhookServer::set_token(std::string token) {
+  if (token.empty()) throw std::runtime_error("webhook: an empty bearer token");
+  impl_->opt.token = std::move(token);
+}
+
 uint16_t WebhookServer::port() const {
   error_code ec;
   const auto ep = impl_->acceptor.local_endpoint(ec);

@@ -91,6 +91,9 @@ class WebhookServer {
   void start();
   void stop();
   uint16_t port() const;  // the bound port (0 before start)
+  // Swaps the bearer token (a reload after the token file was rotated): every request checked
+  // from now on needs the new one. On the io thread; an empty token is refused (throws).
+  void set_token(std::string token);
 
   // Shared so an exporter may keep reading it after the server is gone (e.g. across reloads).
   std::shared_ptr<const WebhookStats> stats() const;

@@ -1,5 +1,8 @@
 #include "daemon/state/store.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <array>
 #include <limits>
 #include <optional>
@@ -313,7 +316,33 @@ Store::~Store() {
   sqlite3_close_v2(db_);
 }
 
+namespace {
+
+// The journal holds evidence lines, which may be sensitive: the database, and its -wal and -shm
+// (SQLite creates them with the database's own mode), are for the owner only, whatever the
+// umask of whoever started faultd (a container's is often 022). Files left 0644 by an older
+// version are tightened too. A link is not followed (SQLite's open would follow it; a link
+// here is refused by that open's own checks or kept as the operator made it).
+void restrict_to_owner(const std::string& path) {
+  if (path.empty() || path == ":memory:") return;
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const std::string file = path + suffix;
+    const int flags =
+        O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (*suffix == '\0' ? O_CREAT : 0);
+    const int fd = ::open(file.c_str(), flags, 0600);
+    if (fd < 0) continue;  // absent (-wal, -shm), a link, or not ours: SQLite says why
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) != 0) {
+      ::fchmod(fd, st.st_mode & 0700);
+    }
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
 void Store::open() {
+  restrict_to_owner(path_);
   const int rc =
       sqlite3_open_v2(path_.c_str(), &db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

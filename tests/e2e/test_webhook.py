@@ -103,6 +103,26 @@ actions:
     events = d.ctl_json("events", "--device", "4")
     check(len(events["faults"]) == 1 and events["faults"][0]["source"] == "alertmanager",
           "the request is journaled once as a fault from alertmanager")
+
+    # The token is rotated and faultd reloaded: the new token works at once, the old no more.
+    with open(token, "w") as f:
+        f.write("r0tated\n")
+    r = d.ctl("reload")
+    check(r.returncode == 0, "reload after the token's rotation (%s)" % r.stderr.strip())
+    code, _ = post(wport, payload([alert("5", action="clear", fp="c1eb")]))
+    check(code == 401, "the old token gets 401 after the reload (%s)" % code)
+    code, _ = post(wport, payload([alert("5", action="clear", fp="c1eb")]), token="r0tated")
+    check(code == 200 or code == 202, "the new token is accepted after the reload (%s)" % code)
+    # A token file that cannot serve fails the reload; the token in force stays.
+    with open(token, "w") as f:
+        f.write("\n")
+    r = d.ctl("reload")
+    check(r.returncode == 1 and "token" in (r.stdout + r.stderr),
+          "an empty token file fails the reload (%s)" % (r.stdout + r.stderr).strip())
+    code, _ = post(wport, payload([alert("5", action="clear", fp="c1ec")]), token="r0tated")
+    check(code == 200 or code == 202, "the token in force still works (%s)" % code)
+    with open(token, "w") as f:
+        f.write("s3cret\n")
     check(d.stop() == 0, "faultd stops cleanly")
 
     os.remove(token)

@@ -693,3 +693,24 @@ TEST_CASE("webhook: the token file", "[control][webhook]") {
                     Catch::Contains("4 KiB"));
   CHECK_THROWS_WITH(read_webhook_token(dir.path().string()), Catch::Contains("not a regular file"));
 }
+
+TEST_CASE("webhook: a swapped token (a reload after rotation) is the only one accepted",
+          "[control][webhook]") {
+  Server s;
+  const std::string rotated = "rotated-token-0123456789abcdef";
+  std::promise<void> swapped;
+  boost::asio::post(s.io, [&] {
+    s.server.set_token(rotated);
+    swapped.set_value();
+  });
+  swapped.get_future().wait();
+  auto old_token = exchange(s.port(), request("POST", "/api/v1/alerts", alertmanager_body()));
+  REQUIRE(old_token);
+  CHECK(old_token->status == 401);
+  auto new_token =
+      exchange(s.port(), post(alertmanager_body(), "Authorization: Bearer " + rotated + "\r\n"));
+  REQUIRE(new_token);
+  CHECK(new_token->status == 202);
+  CHECK(s.calls() == 1);
+  CHECK_THROWS(s.server.set_token(""));
+}

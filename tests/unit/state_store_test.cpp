@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+
+#include <sys/stat.h>
 #include <vector>
 
 #include "daemon/state/store.hpp"
@@ -634,4 +636,32 @@ TEST_CASE("a source's first scan is remembered across reopening", "[state]") {
   }
   Store again(path);
   CHECK(again.source_seen("plog"));
+}
+
+TEST_CASE("the database, its -wal and -shm are for the owner only, whatever the umask",
+          "[state][store]") {
+  TempDir dir;
+  const std::string path = dir.file("state.db");
+  auto mode_of = [](const std::string& file) {
+    struct stat st {};
+    REQUIRE(::stat(file.c_str(), &st) == 0);
+    return st.st_mode & 0777;
+  };
+  const mode_t before = ::umask(022);
+  {
+    Store store(path);
+    Finding f;
+    f.rule = "r";
+    f.source = "plog";
+    f.text = "db_password=s3cr3t";
+    commit_finding(store, f);
+    CHECK(mode_of(path) == 0600);
+    CHECK(mode_of(path + "-wal") == 0600);
+    CHECK(mode_of(path + "-shm") == 0600);
+  }
+  // A database an older version left readable by everyone is tightened at the next open.
+  REQUIRE(::chmod(path.c_str(), 0644) == 0);
+  { Store store(path); }
+  CHECK(mode_of(path) == 0600);
+  ::umask(before);
 }
