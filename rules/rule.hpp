@@ -119,9 +119,9 @@ struct CodeLevels {
 
 struct ScanStats {
   uint64_t candidate_lines = 0;  // lines evaluated: with a trigger (all, if a rule has none)
-  uint64_t findings = 0;
-  uint64_t device_refused = 0;  // device values that failed validation (finding kept, no device)
-  uint64_t code_refused = 0;    // codes that were not [A-Z0-9._-]{1,32} (finding kept, no code)
+  uint64_t findings = 0;         // findings appended (a detector input fed several rules is one)
+  uint64_t device_refused = 0;   // device values that failed validation (finding kept, no device)
+  uint64_t code_refused = 0;     // codes that were not [A-Z0-9._-]{1,32} (finding kept, no code)
 };
 
 // Per-source matching state that outlives one chunk (multi-line rules' progress per file).
