@@ -566,10 +566,11 @@ std::optional<Config> load_config(const std::string& path, ErrorList& errors) {
   if (!errors.empty() || !rules) return std::nullopt;
   for (const auto& w : rules->warnings()) loader.cfg.warnings.push_back(w);
   // A rule kept to sources the config does not have never runs: said, not silent.
-  for (const auto& [source, rule] : rules->named_sources()) {
+  for (const auto& named : rules->named_sources()) {
+    const std::string& source = named.first;
     if (std::none_of(loader.cfg.sources.begin(), loader.cfg.sources.end(),
                      [&](const SourceConfig& s) { return source_name(s) == source; })) {
-      loader.cfg.warnings.push_back("rule '" + rule +
+      loader.cfg.warnings.push_back("rule '" + named.second +
                                     "' (and any other naming it) reads only source '" + source +
                                     "', which this config does not define");
     }
