@@ -85,8 +85,8 @@ class ChunkLines {
 }  // namespace
 
 void NeighbourDevices::release(Held& h, std::vector<Finding>& out) {
-  if (!h.before_device.empty()) {
-    h.finding.device = std::move(h.before_device);
+  if (!h.answer.empty()) {
+    h.finding.device = std::move(h.answer);
     h.finding.device_from = "context";
   }
   out.push_back(std::move(h.finding));
@@ -121,21 +121,17 @@ void NeighbourDevices::settle_wanted(const Chunk& chunk, TimePoint now, std::vec
   // Findings held since earlier reads examine this chunk's first lines.
   for (auto& h : file.held) {
     if (h.settled) continue;
-    size_t start = 0;
-    uint64_t number = chunk.first_line;
+    // It saw every line up to the end of the previous read: this chunk's first line is next.
     const uint64_t limit = reach(h.before_distance);
-    while (continues && h.after_seen < limit && lines.has_line_at(start)) {
-      if (number == h.finding.line + h.after_seen + 1) {
-        ++h.after_seen;
-        const LineFacts& facts = lines.facts(start);
-        if (!facts.device.empty() && same_stream(h.facts, facts)) {
-          h.before_device = facts.device;
-          h.settled = true;
-        }
+    for (size_t start = 0;
+         continues && !h.settled && h.after_seen < limit && lines.has_line_at(start);
+         start = lines.end_of(start) + 1) {
+      ++h.after_seen;
+      const LineFacts& facts = lines.facts(start);
+      if (!facts.device.empty() && same_stream(h.facts, facts)) {
+        h.answer = facts.device;
+        h.settled = true;
       }
-      if (h.settled) break;
-      start = lines.end_of(start) + 1;
-      ++number;
     }
     if (!continues || h.after_seen >= limit) h.settled = true;
   }
@@ -170,7 +166,7 @@ void NeighbourDevices::settle_wanted(const Chunk& chunk, TimePoint now, std::vec
           break;
         }
         if (!facts->device.empty() && same_stream(h.facts, *facts)) {
-          h.before_device = facts->device;
+          h.answer = facts->device;
           h.before_distance = d;
           break;
         }
@@ -182,7 +178,7 @@ void NeighbourDevices::settle_wanted(const Chunk& chunk, TimePoint now, std::vec
         ++h.after_seen;
         const LineFacts& facts = lines.facts(start);
         if (!facts.device.empty() && same_stream(h.facts, facts)) {
-          h.before_device = facts.device;
+          h.answer = facts.device;
           h.settled = true;
         }
         start = lines.end_of(start) + 1;

@@ -82,8 +82,10 @@ class NeighbourDevices {
   struct Held {
     Finding finding;
     LineFacts facts;
-    std::string before_device;     // the nearest same-stream device before it, if any
-    uint64_t before_distance = 0;  // its distance in lines; 0 when none
+    // The nearest same-stream device found so far: before it (at before_distance lines), or
+    // after it once one nearer was read; empty when none.
+    std::string answer;
+    uint64_t before_distance = 0;  // the distance of the one before it; 0 when none
     uint64_t after_seen = 0;       // lines after the finding examined so far
     TimePoint since{};
     // Its answer is final; it waits only behind an earlier held finding (findings leave in
