@@ -14,7 +14,9 @@ void Ctx::error(const YAML::Mark& at, const std::string& message) const {
 }
 
 void Ctx::error(const YAML::Node& at, const std::string& message) const {
-  error(at.Mark(), message);
+  // A node looked up under a key of a scalar or sequence is invalid, and yaml-cpp's Mark()
+  // throws for it: the error is still reported, without a position.
+  error(at.IsDefined() ? at.Mark() : YAML::Mark::null_mark(), message);
 }
 
 std::optional<YAML::Node> load_text(const std::string& text, const Ctx& ctx) {
