@@ -34,6 +34,8 @@ namespace faultd {
 struct Refusals {
   std::atomic<uint64_t> devices{0};  // device values that failed is_valid_device_id
   std::atomic<uint64_t> codes{0};    // codes that were not [A-Z0-9._-]{1,32}
+  // lines of a rule's form from a source type the rule refuses (a record forged in a log)
+  std::atomic<uint64_t> source_types{0};
 };
 
 class Matcher {

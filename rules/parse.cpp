@@ -167,8 +167,8 @@ void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
 std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
   const size_t errors_before = ctx.errors->size();
   if (!yaml::check_map(node, "rule",
-                       {"id", "description", "sources", "match", "device", "fault", "mode",
-                        "detect", "recovery", "annotations"},
+                       {"id", "description", "sources", "source_types", "match", "device", "fault",
+                        "mode", "detect", "recovery", "annotations"},
                        ctx)) {
     return std::nullopt;
   }
@@ -190,6 +190,17 @@ std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
   if (auto description = yaml::get_string(node, "description", ctx))
     spec.description = *description;
   spec.sources = get_items(node, "sources", ctx);
+  spec.source_types = get_items(node, "source_types", ctx);
+  if (!spec.source_types.empty()) {
+    const YAML::Node types = node["source_types"];
+    for (size_t i = 0; i < spec.source_types.size(); ++i) {
+      if (is_source_type(spec.source_types[i])) continue;
+      std::string known;
+      for (const auto k : kSourceTypes) known += (known.empty() ? "" : ", ") + std::string(k);
+      ctx.error(types.IsSequence() ? types[i] : types,
+                "source type '" + spec.source_types[i] + "' is not one of " + known);
+    }
+  }
 
   if (absent(node["match"])) {
     ctx.error(node, "rule '" + spec.id + "' has no 'match'");

@@ -63,8 +63,12 @@ struct RuleSpec {
   std::string id;
   std::string description;
   std::vector<std::string> sources;  // empty: every source
-  std::vector<std::string> any;      // at least one must occur (substring, case-sensitive)
-  std::vector<std::string> all;      // every one must occur
+  // Types of source (kSourceTypes) whose lines the rule may match; empty: every type. The
+  // records of the command source's parsers are matched only from a `command` source, so a
+  // job printing one in its log cannot raise or clear a device's fault with it.
+  std::vector<std::string> source_types;
+  std::vector<std::string> any;  // at least one must occur (substring, case-sensitive)
+  std::vector<std::string> all;  // every one must occur
   // OR of ANDs: every string of at least one alternative must occur.
   std::vector<std::vector<std::string>> any_of;
   // Multi-line: each entry's strings must all occur on one line, every entry within max_lines.
@@ -120,8 +124,9 @@ struct CodeLevels {
 struct ScanStats {
   uint64_t candidate_lines = 0;  // lines evaluated: with a trigger (all, if a rule has none)
   uint64_t findings = 0;         // findings appended (a detector input fed several rules is one)
-  uint64_t device_refused = 0;   // device values that failed validation (finding kept, no device)
-  uint64_t code_refused = 0;     // codes that were not [A-Z0-9._-]{1,32} (finding kept, no code)
+  uint64_t source_type_refused = 0;  // lines of a rule's form from a source type it refuses
+  uint64_t device_refused = 0;  // device values that failed validation (finding kept, no device)
+  uint64_t code_refused = 0;    // codes that were not [A-Z0-9._-]{1,32} (finding kept, no code)
 };
 
 // Per-source matching state that outlives one chunk (multi-line rules' progress per file).

@@ -632,6 +632,12 @@ class Scanner {
 
   void emit(const CompiledRule& rule, std::string_view line, std::string_view message, size_t start,
             uint64_t line_number) {
+    const auto& types = rule.spec.source_types;
+    if (!types.empty() &&
+        std::find(types.begin(), types.end(), chunk_.source_type) == types.end()) {
+      ++stats_.source_type_refused;  // e.g. a command's record printed into a log file
+      return;
+    }
     const char* device_from = nullptr;
     auto lookup = [&](std::string_view name) {
       if (name != "device") return field(name);

@@ -100,6 +100,9 @@ std::vector<std::string> check_spec(const RuleSpec& spec) {
   for (const auto& s : spec.sources) {
     if (s.empty()) problems.push_back("empty string in 'sources'");
   }
+  for (const auto& t : spec.source_types) {
+    if (!is_source_type(t)) problems.push_back("source type '" + t + "' is not a source type");
+  }
   for (const auto& level : spec.levels) {
     if (!is_level_word(level)) {
       problems.push_back("level '" + level + "' is not an upper-case word such as ERROR");

@@ -362,6 +362,7 @@ struct CommandSource::Impl {
     uint64_t& end = stream_end[stream];
     Chunk chunk;
     chunk.source = config.name;
+    chunk.source_type = "command";
     chunk.path = path;
     chunk.identity.dev = 0;
     chunk.identity.ino = stream;

@@ -20,6 +20,7 @@
 #include "collectors/file/inotify_watch.hpp"
 #include "collectors/file/line_buffer.hpp"
 #include "collectors/file/path_fields.hpp"
+#include "collectors/safe_open.hpp"
 #include "daemon/core/hash.hpp"
 
 namespace faultd {
@@ -84,7 +85,8 @@ struct FollowedFile {
   FileIdentity identity;
   Fields fields;
   LineBuffer lines;
-  uint64_t size = 0;  // at the last fstat
+  uint64_t size = 0;       // at the last fstat
+  uint64_t seen_size = 0;  // at the last content check
   Gone gone = Gone::No;
   TimePoint last_activity{};      // last read that returned bytes, or when it left its path
   bool truncate_pending = false;  // seen shorter or rewritten; handled before the next read
@@ -100,6 +102,28 @@ std::optional<uint64_t> file_fingerprint(int fd, uint32_t len) {
   uint64_t hash = 0;
   if (!hash_prefixes(fd, 0, len, unused, hash)) return std::nullopt;
   return hash;
+}
+
+std::optional<uint64_t> file_range_hash(int fd, uint64_t offset, uint32_t len) {
+  char buf[kTailBytes];
+  if (len > sizeof buf) return std::nullopt;
+  uint64_t done = 0;
+  while (done < len) {
+    const ssize_t n = pread_retry(fd, buf + done, len - done, offset + done);
+    if (n <= 0) return std::nullopt;
+    done += static_cast<uint64_t>(n);
+  }
+  return fnv1a64(std::string_view(buf, len));
+}
+
+bool same_content(int fd, uint64_t size, const FileIdentity& expected) {
+  if (expected.fingerprint_len > size) return false;
+  const auto fingerprint = file_fingerprint(fd, expected.fingerprint_len);
+  if (!fingerprint || *fingerprint != expected.fingerprint) return false;
+  if (expected.tail_len == 0) return true;  // nothing read yet, or saved by an older faultd
+  if (expected.tail_end > size || expected.tail_len > expected.tail_end) return false;
+  const auto tail = file_range_hash(fd, expected.tail_end - expected.tail_len, expected.tail_len);
+  return tail && *tail == expected.tail_hash;
 }
 
 struct FileSource::Impl {
@@ -198,6 +222,7 @@ struct FileSource::Impl {
         note_read_error(f, err);
         return Served::Done;
       }
+      if (n > 0) note_tail(f, dst, static_cast<size_t>(n), at);
       f.lines.appended(static_cast<size_t>(n));
       if (n == 0) break;  // shrank since fstat: the next poll sees the truncation
       budget_used += static_cast<uint64_t>(n);
@@ -233,15 +258,50 @@ struct FileSource::Impl {
     return false;
   }
 
-  // Verifies (after a rescan) or extends (as the file grows) the fingerprint. A changed prefix
-  // means the file was truncated and rewritten past our offset between two looks.
+  // The last bytes read, as the tail of the identity: hashed from the bytes just read when
+  // there are enough of them, else read back from the file.
+  void note_tail(FollowedFile& f, const char* data, size_t n, uint64_t at) {
+    FileIdentity& id = f.identity;
+    const uint64_t end = at + n;
+    if (n >= kTailBytes) {
+      id.tail_hash = fnv1a64(std::string_view(data + n - kTailBytes, kTailBytes));
+      id.tail_len = kTailBytes;
+      id.tail_end = end;
+      return;
+    }
+    const auto len = static_cast<uint32_t>(std::min<uint64_t>(end, kTailBytes));
+    std::string bytes(len, '\0');
+    const uint64_t before = len - n;  // bytes read by earlier reads
+    if (before > 0) {
+      const ssize_t got = pread_retry(f.fd, bytes.data(), before, end - len);
+      if (got != static_cast<ssize_t>(before)) {
+        id.tail_len = 0;  // shrank meanwhile: the next look sees the truncation
+        return;
+      }
+    }
+    std::memcpy(bytes.data() + before, data, n);
+    id.tail_hash = fnv1a64(bytes);
+    id.tail_len = len;
+    id.tail_end = end;
+  }
+
+  // Verifies (after a rescan, or when the size changed) the last bytes read and the
+  // fingerprint, and extends the fingerprint as the file grows. A changed prefix or tail means
+  // the file was truncated and rewritten between two looks, possibly past our offset.
   void check_content(FollowedFile& f) {
+    const bool size_changed = f.size != f.seen_size;
+    f.seen_size = f.size;
     const uint64_t old_len = f.identity.fingerprint_len;
     const uint64_t new_len = std::min<uint64_t>(f.size, kFingerprintBytes);
     const bool grows = old_len < kFingerprintBytes && new_len > old_len;
-    if (!f.verify_due && !grows) return;
+    const bool verify = f.verify_due || size_changed;
+    if (!verify && !grows) return;
     f.verify_due = false;
     if (f.truncate_pending) return;
+    if (verify && !tail_intact(f)) {
+      f.truncate_pending = true;
+      return;
+    }
     if (new_len < old_len) {
       f.truncate_pending = true;
       return;
@@ -257,8 +317,17 @@ struct FileSource::Impl {
     f.identity.fingerprint_len = static_cast<uint32_t>(new_len);
   }
 
+  bool tail_intact(const FollowedFile& f) const {
+    const FileIdentity& id = f.identity;
+    if (id.tail_len == 0) return true;
+    if (f.size < id.tail_end) return false;
+    const auto hash = file_range_hash(f.fd, id.tail_end - id.tail_len, id.tail_len);
+    return !hash || *hash == id.tail_hash;  // a failed read is retried at the next look
+  }
+
   // Copytruncate: what was read before the truncation is handed out (the partial line as a
-  // line), then reading restarts at 0 with a fingerprint of the new content.
+  // line), then reading restarts at 0 in a new generation with a fingerprint of the new
+  // content.
   bool restart_after_truncation(FollowedFile& f, TimePoint now, ChunkSink& sink) {
     while (auto chunk = f.lines.next(true)) {
       if (!offer(f, *chunk, now, sink)) return false;
@@ -266,6 +335,7 @@ struct FileSource::Impl {
     count_long_lines(f);
     f.lines.reset(0, 0);
     f.truncate_pending = false;
+    start_generation(f, f.identity.generation + 1);
     set_fingerprint(f);
     stats.rotations_truncate.fetch_add(1, std::memory_order_relaxed);
     return true;
@@ -274,6 +344,7 @@ struct FileSource::Impl {
   bool offer(FollowedFile& f, const LineBuffer::Pending& p, TimePoint now, ChunkSink& sink) {
     Chunk chunk = p.chunk();
     chunk.source = config.name;
+    chunk.source_type = "file";
     chunk.path = f.path;
     chunk.identity = f.identity;
     chunk.path_fields = &f.fields;
@@ -424,12 +495,15 @@ struct FileSource::Impl {
 
   // Opens a newly matched file and decides where to start. False if it could not be opened.
   bool open_new(const std::string& path, bool initial, std::set<FileKey>& known) {
-    int fd = -1;
-    do {
-      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    } while (fd < 0 && errno == EINTR);
+    const OpenedFile opened = open_regular_file(path);
+    if (opened.refused == OpenedFile::Refused::NotRegular) return true;  // flipped meanwhile
+    if (opened.refused == OpenedFile::Refused::LinkOwner) {
+      note_episode("open:" + path, SourceErrorKind::Permission, EPERM);
+      return false;
+    }
+    const int fd = opened.fd;
     if (fd < 0) {
-      const int err = errno;
+      const int err = opened.error;
       if (err != ENOENT) {
         note_episode("open:" + path,
                      is_permission_error(err) ? SourceErrorKind::Permission : SourceErrorKind::Read,
@@ -489,10 +563,26 @@ struct FileSource::Impl {
     f.identity.fingerprint_len = static_cast<uint32_t>(len);
   }
 
+  static void start_generation(FollowedFile& f, uint64_t generation) {
+    f.identity.generation = generation;
+    f.identity.tail_end = 0;
+    f.identity.tail_hash = 0;
+    f.identity.tail_len = 0;
+  }
+
   void choose_start(FollowedFile& f, bool initial) {
     if (auto stored = stored_position(f)) {
-      f.lines.reset(stored->offset, stored->line);
-      return;
+      if (stored->offset <= f.size && same_content(f.fd, f.size, stored->identity)) {
+        f.lines.reset(stored->offset, stored->line);
+        f.identity.generation = stored->identity.generation;
+        f.identity.tail_end = stored->identity.tail_end;
+        f.identity.tail_hash = stored->identity.tail_hash;
+        f.identity.tail_len = stored->identity.tail_len;
+        return;
+      }
+      // Other content under this inode (rewritten while we were away, or the inode reused by
+      // a new file): a new generation, so its lines are not taken for replays of the old ones.
+      start_generation(f, stored->identity.generation + 1);
     }
     if (initial && config.start_at == FileSourceConfig::StartAt::End) {
       start_at_end(f);
@@ -501,7 +591,7 @@ struct FileSource::Impl {
     f.lines.reset(0, 0);
   }
 
-  // A stored position counts only for the same content: a reused inode holds another file.
+  // The position saved for this (dev, ino), whatever content it was saved for.
   std::optional<ReadPosition> stored_position(const FollowedFile& f) {
     if (!lookup) return std::nullopt;
     std::optional<ReadPosition> stored;
@@ -514,9 +604,6 @@ struct FileSource::Impl {
     if (!stored) return std::nullopt;
     const FileIdentity& id = stored->identity;
     if (id.dev != f.identity.dev || id.ino != f.identity.ino) return std::nullopt;
-    if (stored->offset > f.size || id.fingerprint_len > f.size) return std::nullopt;
-    const auto fingerprint = file_fingerprint(f.fd, id.fingerprint_len);
-    if (!fingerprint || *fingerprint != id.fingerprint) return std::nullopt;
     return stored;
   }
 

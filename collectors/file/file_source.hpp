@@ -13,7 +13,9 @@
 //   name (plog.log -> plog.log.1 with glob plog.log*) is followed on, never read twice. Every
 //   poll reads every followed file (fstat, then read what is new).
 // - Start: a file with a stored position for its identity (dev, inode, fingerprint of the first
-//   bytes) resumes there. Otherwise a file present at the first scan starts at `start_at`
+//   bytes, hash of the last bytes read) resumes there, in the stored generation. A stored
+//   position whose content check fails (rewritten while faultd was down, or a reused inode)
+//   starts the next generation. Otherwise a file present at the first scan starts at `start_at`
 //   (beginning, or end = after its last complete line, with the lines before it counted so line
 //   numbers stay true up to 64 MiB; beyond that numbering starts at the start point); a file that
 //   appears later is read from the beginning (it is new data, typically the fresh file after a
@@ -23,11 +25,15 @@
 //   last line flushed as a line) once it is drained and has not grown for `scan_interval`, so a
 //   writer that has not reopened its log yet loses nothing (its chunks keep the path it had when
 //   it matched). The new file is read from the start.
-// - Copytruncate: the file is shorter than the read offset, or its first bytes changed (same
-//   inode). What was read before is handed out (a partial line as a line), then reading restarts
-//   at 0. Counted as rotations{kind=truncate}. Bytes written between the copy and the truncate
-//   cannot be seen by anyone; the documented unavoidable loss. The copy is a new file: if the
-//   glob matches it too (app.log* rather than app.log), it is read from its beginning again.
+// - Copytruncate: the file is shorter than the read offset, or its first bytes or the last
+//   bytes read changed (same inode; checked at every rescan and whenever the size changed, so a
+//   rewrite that grew past the old offset between two looks is caught). What was read before
+//   is handed out (a partial line as a line), then reading restarts at 0 in the next content
+//   generation (FileIdentity::generation, part of the journal key: a new fault at an offset
+//   journaled before is a new line). Counted as rotations{kind=truncate}. Bytes written between the
+//   copy and the truncate cannot be seen by anyone; the documented unavoidable loss. The copy is a
+//   new file: if the glob matches it too (app.log* rather than app.log), it is read from its
+//   beginning again.
 // - Deletion: the open descriptor is drained to EOF, the partial line flushed, then closed.
 // - Partial last line: held until its newline arrives; flushed on rotation and deletion.
 // - Over-long line: cut at `max_line_bytes`, the rest skipped up to the newline, counted as
@@ -107,5 +113,13 @@ class FileSource final : public Source {
 // Returns nullopt if fewer than `len` bytes could be read.
 std::optional<uint64_t> file_fingerprint(int fd, uint32_t len);
 inline constexpr uint32_t kFingerprintBytes = 1024;
+
+// Hash of `len` bytes at `offset` (len <= kTailBytes); nullopt if they could not be read.
+inline constexpr uint32_t kTailBytes = 256;
+std::optional<uint64_t> file_range_hash(int fd, uint64_t offset, uint32_t len);
+
+// Whether the file at `fd` (of `size` bytes) still holds the content `expected` was taken
+// from: the same first bytes and the same last bytes read.
+bool same_content(int fd, uint64_t size, const FileIdentity& expected);
 
 }  // namespace faultd

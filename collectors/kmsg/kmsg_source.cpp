@@ -132,6 +132,7 @@ struct KmsgSource::Impl {
       const auto& [seq, line] = pending.front();
       Chunk c;
       c.source = config.name;
+      c.source_type = "kmsg";
       c.path = config.path;
       c.identity = identity;
       c.start_offset = seq;

@@ -14,6 +14,7 @@
 
 #include "collectors/file/glob.hpp"
 #include "collectors/file/inotify_watch.hpp"
+#include "collectors/safe_open.hpp"
 #include "daemon/core/hash.hpp"
 
 namespace faultd {
@@ -50,8 +51,9 @@ bool is_permission_error(int err) { return err == EACCES || err == EPERM; }
 
 enum class ReadResult { Ok, TooBig, Failed };
 
+// Only a regular file is ever opened (never a FIFO or a device a job's symlink names).
 ReadResult read_small_file(const std::string& path, size_t cap, std::string& out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const int fd = open_regular_file(path).fd;
   if (fd < 0) return ReadResult::Failed;
   out.clear();
   char buf[16 * 1024];
@@ -202,23 +204,32 @@ struct OverflowDumpSource::Impl {
       }
       const FileKey key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
       const uint64_t fingerprint = name_fingerprint(base);
+      // An inode reused by another dump starts a new generation, so its record is not taken
+      // for a replay of the old one.
+      uint64_t generation = 0;
       if (auto it = known.find(key); it != known.end()) {
         if (it->second.identity.fingerprint == fingerprint) {
           still_there.insert(*it);
           continue;
         }
+        generation = it->second.identity.generation + 1;
       }
       ReadPosition pos;
       pos.source = config.name;
       pos.path = path;
       pos.identity = {key.first, key.second, fingerprint, 0};
+      pos.identity.generation = generation;
       pos.offset = 1;
       pos.line = 1;
       if (lookup) {
         auto stored = lookup(config.name, key.first, key.second);
         if (stored && stored->offset >= 1 && stored->identity.fingerprint == fingerprint) {
+          pos.identity.generation = stored->identity.generation;
           still_there[key] = pos;  // handed out before a restart
           continue;
+        }
+        if (stored) {
+          pos.identity.generation = std::max(generation, stored->identity.generation + 1);
         }
       }
       auto dump = overflow::parse_dump_path(path);
@@ -252,6 +263,7 @@ struct OverflowDumpSource::Impl {
           "\n";
       Chunk c;
       c.source = config.name;
+      c.source_type = "overflow_dump";
       c.path = path;
       c.identity = pos.identity;
       c.start_offset = 0;

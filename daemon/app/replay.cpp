@@ -79,6 +79,7 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
       read_lines(fd, route.max_line_bytes, kReadBytes, [&](const LineBuffer::Pending& p) {
         Chunk c = p.chunk();
         c.source = route.source;
+        c.source_type = "file";
         c.path = path;
         c.path_fields = &route.path_fields;
         const TimePoint now = SystemClock::now();
@@ -201,6 +202,7 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
     for (const auto& line : lines) data += line + '\n';
     Chunk c;
     c.source = source;
+    c.source_type = "command";  // the records a command source would write from this output
     c.path = path;
     c.end_offset = data.size();
     c.first_line = 1;

@@ -1,5 +1,6 @@
 #include "daemon/core/types.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <ctime>
@@ -31,12 +32,19 @@ std::optional<DeviceState> parse_device_state(std::string_view text) {
   return enum_named<DeviceState>(kStateNames, text);
 }
 
+bool is_source_type(std::string_view type) {
+  return std::find(kSourceTypes.begin(), kSourceTypes.end(), type) != kSourceTypes.end();
+}
+
 bool is_valid_device_id(std::string_view id) {
   if (id.empty() || id.size() > 64) return false;
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  // Never an option (`-sc`) in a hook's argv, never `.` or `..` in a path built from it.
+  if (!alnum(id.front())) return false;
   for (char c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == ':' || c == '-';
-    if (!ok) return false;
+    if (!alnum(c) && c != '.' && c != '_' && c != ':' && c != '-') return false;
   }
   return true;
 }

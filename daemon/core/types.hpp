@@ -6,6 +6,7 @@
 // Nothing here allocates behind the caller's back or holds a lock; all types are plain values.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -47,8 +48,16 @@ inline constexpr int kDeviceStateCount = 3;
 std::string_view to_string(DeviceState state);
 std::optional<DeviceState> parse_device_state(std::string_view text);
 
+// The types of source a config can name. A rule may accept lines from some types only
+// (`source_types`): the records a command source writes from npu-smi's output are trusted as
+// such only when a command source wrote them, never when a log file says the same.
+inline constexpr std::array<std::string_view, 4> kSourceTypes = {"file", "command", "kmsg",
+                                                                 "overflow_dump"};
+bool is_source_type(std::string_view type);
+
 // A device id as it may appear in a metric label, a hook's environment or the store:
-// ^[A-Za-z0-9._:-]{1,64}$. Anything else taken from a log is refused and counted.
+// ^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$ (never an option or a `.`/`..` path component). Anything
+// else taken from a log is refused and counted.
 bool is_valid_device_id(std::string_view id);
 
 // Identity of a file independent of its path: a rotated file keeps it, a new file with a
@@ -58,6 +67,15 @@ struct FileIdentity {
   uint64_t ino = 0;
   uint64_t fingerprint = 0;
   uint32_t fingerprint_len = 0;
+  // Content generation of this (dev, ino): raised each time the file is found truncated or
+  // rewritten, or its inode reused by another file. Part of the journal key, so the same offset
+  // in new content is a new line while a re-read of the same content stays a replay.
+  uint64_t generation = 0;
+  // The last bytes read before `tail_end`: [tail_end - tail_len, tail_end) hashes to
+  // tail_hash. A rewrite that kept the first bytes and grew past the read offset changes them.
+  uint64_t tail_end = 0;
+  uint64_t tail_hash = 0;
+  uint32_t tail_len = 0;
   friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
 };
 
@@ -76,8 +94,9 @@ using Fields = std::vector<std::pair<std::string, std::string>>;
 // ending in '\n' except a partial last line flushed on rotation or deletion. Valid only during
 // the sink call.
 struct Chunk {
-  std::string_view source;  // source name
-  std::string_view path;    // path the bytes were read from
+  std::string_view source;       // source name
+  std::string_view source_type;  // its type (kSourceTypes): what may have written these bytes
+  std::string_view path;         // path the bytes were read from
   FileIdentity identity;
   uint64_t start_offset = 0;  // file offset of data[0]
   // Where the source resumes after this chunk. Usually start_offset + data.size(); larger when

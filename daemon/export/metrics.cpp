@@ -69,7 +69,9 @@ class Metrics::DeviceStates final : public pm::Collectable {
                         pm::MetricType::Gauge);
     auto refused = family("faultd_rule_refused_values_total",
                           "Values a rule captured that failed validation (kept out of the "
-                          "finding), by field: device or code.",
+                          "finding), by field: device or code; source_type counts lines of a "
+                          "rule's form from a type of source the rule does not accept (no "
+                          "finding).",
                           pm::MetricType::Counter);
     std::shared_ptr<const DeviceView> view;
     std::shared_ptr<const Refusals> refusals;
@@ -95,6 +97,9 @@ class Metrics::DeviceStates final : public pm::Collectable {
                                       pm::MetricType::Counter));
       refused.metric.push_back(sample({{"field", "code"}},
                                       static_cast<double>(refusals->codes.load()),
+                                      pm::MetricType::Counter));
+      refused.metric.push_back(sample({{"field", "source_type"}},
+                                      static_cast<double>(refusals->source_types.load()),
                                       pm::MetricType::Counter));
     }
     return {std::move(f), std::move(repair), std::move(acked), std::move(refused)};

@@ -146,7 +146,7 @@ void Pipeline::judge(Store::Txn& txn, Finding& f, Step& step) {
       step.shadow.push_back(f);
       return;
     case Kind::Recovery:
-      if (auto t = machine_.recover(f.device, f.code, "recovered: " + f.rule, f.time)) {
+      if (auto t = machine_.recover(f.device, f.code, f.source, "recovered: " + f.rule, f.time)) {
         apply(txn, *t, nullptr, step);
       }
       break;

@@ -159,8 +159,9 @@ Lifecycle::Decision Lifecycle::decide(const Finding& f, TimePoint now) {
   if (f.recovery) {
     d.kind = Kind::Recovery;
     for (auto it = open_.begin(); it != open_.end();) {
-      const bool match =
-          it->first.device == f.device && (f.code.empty() || it->first.code == f.code);
+      const bool match = it->first.device == f.device &&
+                         (f.code.empty() || it->first.code == f.code) &&
+                         incidents_[it->second].source == f.source;
       if (!match) {
         ++it;
         continue;
@@ -224,6 +225,7 @@ void Lifecycle::opened(const Finding& f, const Decision& d) {
   i.device = f.device;
   i.rule = f.rule;
   i.code = f.code;
+  i.source = f.source;
   i.level = d.level;
   i.base_level = f.level;
   i.first = i.last = f.time;

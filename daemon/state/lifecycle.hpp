@@ -43,6 +43,7 @@ struct Incident {
   std::string device;
   std::string rule;
   std::string code;
+  std::string source;  // of its first finding: only that source's recovery closes it
   FaultLevel level = FaultLevel::NotHandleFault;  // after escalation
   FaultLevel base_level = FaultLevel::NotHandleFault;
   TimePoint first{};

@@ -19,6 +19,9 @@ struct DeviceRecord {
   FaultLevel level = FaultLevel::NotHandleFault;
   std::string rule;
   std::string code;
+  // The source of the finding that raised the incident: only that source's recovery clears it
+  // (a job's log cannot clear what the kernel log raised). Not stored: read from the journal.
+  std::string source;
   TimePoint since{};  // time of the last transition
   // The last diagnosis verdict while not healthy: "", "passed", "faulty" (marked for repair).
   std::string verdict;

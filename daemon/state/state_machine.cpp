@@ -41,6 +41,7 @@ std::optional<Transition> StateMachine::on_finding(const Finding& f, TimePoint n
   d.level = f.level;
   d.rule = f.rule;
   d.code = f.code;
+  d.source = f.source;
   return move(d, DeviceState::Warning, f.rule, now);
 }
 
@@ -73,6 +74,7 @@ std::optional<Transition> StateMachine::back_to_healthy(DeviceRecord& d, const s
   d.level = FaultLevel::NotHandleFault;
   d.rule.clear();
   d.code.clear();
+  d.source.clear();
   d.verdict.clear();
   d.acked = false;
   d.ack_reason.clear();
@@ -80,11 +82,13 @@ std::optional<Transition> StateMachine::back_to_healthy(DeviceRecord& d, const s
 }
 
 std::optional<Transition> StateMachine::recover(const std::string& device, const std::string& code,
+                                                const std::string& source,
                                                 const std::string& reason, TimePoint now) {
   auto it = devices_.find(device);
   if (it == devices_.end() || it->second.state != DeviceState::Warning) return std::nullopt;
   DeviceRecord& d = it->second;
   if (!code.empty() && code != d.code) return std::nullopt;
+  if (source != d.source) return std::nullopt;
   if (!recover_[static_cast<size_t>(d.level)]) return std::nullopt;
   return back_to_healthy(d, reason, now);
 }

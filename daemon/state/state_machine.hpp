@@ -43,10 +43,12 @@ class StateMachine {
   // An operator cleared the device, or a diagnosis passed: back to healthy from any state.
   std::optional<Transition> clear(const std::string& device, const std::string& reason,
                                   TimePoint now);
-  // The source reports `device` recovered from `code` (from everything when empty): a device in
-  // warning for that code goes back to healthy if its level's policy allows. Isolated stays.
+  // `source` reports `device` recovered from `code` (from everything when empty): a device in
+  // warning for that code, raised by that same source, goes back to healthy if its level's
+  // policy allows. Isolated stays; a recovery from another source changes nothing.
   std::optional<Transition> recover(const std::string& device, const std::string& code,
-                                    const std::string& reason, TimePoint now);
+                                    const std::string& source, const std::string& reason,
+                                    TimePoint now);
   // The incident `fault_id` was released (no occurrence within its window): a device held in
   // warning by it goes back to healthy.
   std::optional<Transition> release(const std::string& device, int64_t fault_id,

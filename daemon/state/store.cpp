@@ -150,9 +150,58 @@ void migrate_to_v3(sqlite3* db, const std::string& path) {
                path, "migrate to schema 3");
 }
 
+// Version 4: the content generation of a file joins the journal key (the same offset of a
+// truncated and rewritten file is a new line, not a replay), and a position keeps the
+// generation and the hash of the last bytes read (a rewrite that grew past the offset while
+// faultd was down is noticed). SQLite cannot change a UNIQUE constraint in place, so `faults`
+// is rebuilt; rows journaled before are generation 0, as are positions saved before.
+void migrate_to_v4(sqlite3* db, const std::string& path) {
+  sqlite::exec(db, R"sql(
+    CREATE TABLE faults_v4 (
+      id              INTEGER PRIMARY KEY,
+      time_ms         INTEGER NOT NULL,
+      noticed_ms      INTEGER NOT NULL,
+      rule            TEXT NOT NULL,
+      source          TEXT NOT NULL,
+      device          TEXT NOT NULL,
+      level           TEXT NOT NULL,
+      code            TEXT NOT NULL,
+      file            TEXT NOT NULL,
+      line            INTEGER NOT NULL,
+      file_offset     INTEGER NOT NULL,
+      file_dev        INTEGER,
+      file_ino        INTEGER,
+      fingerprint     INTEGER NOT NULL,
+      fingerprint_len INTEGER NOT NULL,
+      text            TEXT NOT NULL,
+      recovery        INTEGER NOT NULL DEFAULT 0,
+      annotations     TEXT NOT NULL DEFAULT '{}',
+      device_from     TEXT NOT NULL DEFAULT '',
+      file_generation INTEGER NOT NULL DEFAULT 0,
+      UNIQUE (source, file_dev, file_ino, file_generation, file_offset, rule)
+    );
+    INSERT INTO faults_v4 (id, time_ms, noticed_ms, rule, source, device, level, code, file,
+        line, file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text, recovery,
+        annotations, device_from)
+      SELECT id, time_ms, noticed_ms, rule, source, device, level, code, file, line,
+        file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text, recovery,
+        annotations, device_from
+      FROM faults;
+    DROP TABLE faults;
+    ALTER TABLE faults_v4 RENAME TO faults;
+    CREATE INDEX faults_by_device_time ON faults (device, time_ms);
+    CREATE INDEX faults_by_time ON faults (time_ms);
+    ALTER TABLE positions ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE positions ADD COLUMN tail_end INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE positions ADD COLUMN tail_hash INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE positions ADD COLUMN tail_len INTEGER NOT NULL DEFAULT 0;
+  )sql",
+               path, "migrate to schema 4");
+}
+
 using MigrationStep = void (*)(sqlite3*, const std::string&);
-constexpr std::array<MigrationStep, 3> kMigrations = {&migrate_to_v1, &migrate_to_v2,
-                                                      &migrate_to_v3};
+constexpr std::array<MigrationStep, 4> kMigrations = {&migrate_to_v1, &migrate_to_v2,
+                                                      &migrate_to_v3, &migrate_to_v4};
 static_assert(kMigrations.size() == Store::kSchemaVersion,
               "every schema version needs exactly one migration step");
 
@@ -161,7 +210,8 @@ static_assert(kMigrations.size() == Store::kSchemaVersion,
 
 constexpr const char* kFaultColumns =
     "id, time_ms, noticed_ms, rule, source, device, level, code, file, line, file_offset, "
-    "file_dev, file_ino, fingerprint, fingerprint_len, text, recovery, annotations, device_from";
+    "file_dev, file_ino, fingerprint, fingerprint_len, text, recovery, annotations, device_from, "
+    "file_generation";
 constexpr const char* kTransitionColumns =
     "device, from_state, to_state, reason, fault_id, level, rule, code, time_ms";
 constexpr const char* kActionColumns =
@@ -233,6 +283,7 @@ Finding read_finding(const Statement& s, const std::string& path) {
   f.recovery = s.int64(16) != 0;
   f.annotations = annotations_from_json(s.text(17));
   f.device_from = s.text(18);
+  f.identity.generation = s.u64(19);
   return f;
 }
 
@@ -467,8 +518,9 @@ bool Store::Txn::insert_finding(Finding& f) {
       StatementScope ins(Cache::get(s.cache_->insert_fault, s.db_, R"sql(
         INSERT OR IGNORE INTO faults (time_ms, noticed_ms, rule, source, device, level, code,
           file, line, file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text,
-          recovery, annotations, device_from)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+          recovery, annotations, device_from, file_generation)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+          ?19)
       )sql",
                                     s.path_, "insert finding"));
       ins->bind_int(1, to_unix_ms(f.time));
@@ -488,6 +540,7 @@ bool Store::Txn::insert_finding(Finding& f) {
       ins->bind_int(16, f.recovery ? 1 : 0);
       ins->bind_text(17, annotations_to_json(f.annotations));
       ins->bind_text(18, f.device_from);
+      ins->bind_u64(19, f.identity.generation);
       ins->run();
       if (sqlite3_changes(s.db_) == 1) {
         f.id = sqlite3_last_insert_rowid(s.db_);
@@ -497,13 +550,15 @@ bool Store::Txn::insert_finding(Finding& f) {
     // Ignored: the same line of the same file was journaled before (a replayed chunk).
     StatementScope find(Cache::get(s.cache_->find_fault_id, s.db_, R"sql(
       SELECT id FROM faults
-      WHERE source = ?1 AND file_dev IS ?2 AND file_ino IS ?3 AND file_offset = ?4 AND rule = ?5
+      WHERE source = ?1 AND file_dev IS ?2 AND file_ino IS ?3 AND file_generation = ?4
+        AND file_offset = ?5 AND rule = ?6
     )sql",
                                    s.path_, "find duplicate finding"));
     find->bind_text(1, f.source);
     bind_identity(*find, 2, 3, f.identity);
-    find->bind_u64(4, f.offset);
-    find->bind_text(5, f.rule);
+    find->bind_u64(4, f.identity.generation);
+    find->bind_u64(5, f.offset);
+    find->bind_text(6, f.rule);
     if (!find->step()) {
       throw StoreError(s.path_ +
                        ": insert finding: the row was refused but no earlier row "
@@ -606,13 +661,15 @@ void Store::Txn::save_position(const ReadPosition& p) {
     // updated_ms is for operators reading the file; SQLite's clock is good enough for that.
     StatementScope st(Cache::get(s.cache_->upsert_position, s.db_, R"sql(
       INSERT INTO positions (source, file_dev, file_ino, fingerprint, fingerprint_len,
-        file_offset, line, path, updated_ms)
+        file_offset, line, path, updated_ms, generation, tail_end, tail_hash, tail_len)
       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,
-        CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER))
+        CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), ?9, ?10, ?11, ?12)
       ON CONFLICT (source, file_dev, file_ino) DO UPDATE SET
         fingerprint = excluded.fingerprint, fingerprint_len = excluded.fingerprint_len,
         file_offset = excluded.file_offset, line = excluded.line, path = excluded.path,
-        updated_ms = excluded.updated_ms
+        updated_ms = excluded.updated_ms, generation = excluded.generation,
+        tail_end = excluded.tail_end, tail_hash = excluded.tail_hash,
+        tail_len = excluded.tail_len
     )sql",
                                  s.path_, "save position"));
     st->bind_text(1, p.source);
@@ -623,6 +680,10 @@ void Store::Txn::save_position(const ReadPosition& p) {
     st->bind_u64(6, p.offset);
     st->bind_u64(7, p.line);
     st->bind_text(8, p.path);
+    st->bind_u64(9, p.identity.generation);
+    st->bind_u64(10, p.identity.tail_end);
+    st->bind_u64(11, p.identity.tail_hash);
+    st->bind_int(12, p.identity.tail_len);
     st->run();
   });
 }
@@ -671,7 +732,8 @@ void Store::save_positions(const std::vector<ReadPosition>& positions) {
 std::optional<ReadPosition> Store::find_position(const std::string& source, uint64_t dev,
                                                  uint64_t ino) const {
   Statement s(db_, R"sql(
-    SELECT fingerprint, fingerprint_len, file_offset, line, path FROM positions
+    SELECT fingerprint, fingerprint_len, file_offset, line, path, generation, tail_end,
+      tail_hash, tail_len FROM positions
     WHERE source = ?1 AND file_dev = ?2 AND file_ino = ?3
   )sql",
               path_, "find position");
@@ -688,6 +750,10 @@ std::optional<ReadPosition> Store::find_position(const std::string& source, uint
   p.offset = s.u64(2);
   p.line = s.u64(3);
   p.path = s.text(4);
+  p.identity.generation = s.u64(5);
+  p.identity.tail_end = s.u64(6);
+  p.identity.tail_hash = s.u64(7);
+  p.identity.tail_len = static_cast<uint32_t>(s.int64(8));
   return p;
 }
 
@@ -708,7 +774,8 @@ void Store::mark_source_seen(const std::string& source, TimePoint now) {
 std::vector<DeviceRecord> Store::load_devices() const {
   Statement s(db_, R"sql(
     SELECT device, state, reason, fault_id, level, rule, code, since_ms, verdict, acked,
-      ack_reason FROM devices
+      ack_reason, (SELECT source FROM faults WHERE faults.id = devices.fault_id)
+    FROM devices
     ORDER BY device
   )sql",
               path_, "load devices");
@@ -726,6 +793,7 @@ std::vector<DeviceRecord> Store::load_devices() const {
     d.verdict = s.text(8);
     d.acked = s.int64(9) != 0;
     d.ack_reason = s.text(10);
+    d.source = s.text(11);  // NULL (no such finding) reads as empty
     out.push_back(std::move(d));
   }
   return out;
@@ -845,7 +913,7 @@ namespace {
 
 constexpr const char* kIncidentColumns =
     "id, device, rule, code, level, base_level, first_ms, last_ms, count, open, node_level, "
-    "escalation, note";
+    "escalation, note, (SELECT source FROM faults WHERE faults.id = incidents.id)";
 
 Incident read_incident(const Statement& s, const std::string& path) {
   Incident i;
@@ -862,6 +930,7 @@ Incident read_incident(const Statement& s, const std::string& path) {
   i.node_level = s.int64(10) != 0;
   i.escalation = s.text(11);
   i.note = s.text(12);
+  i.source = s.text(13);  // NULL (no such finding) reads as empty
   return i;
 }
 

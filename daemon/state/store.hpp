@@ -53,7 +53,7 @@ struct FaultQuery {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens or creates the database at `path` (the directory must exist), sets WAL mode and
   // migrates. Throws StoreError with a message naming the path and the cause (corrupt file,
@@ -75,7 +75,8 @@ class Store {
     Txn(const Txn&) = delete;
     Txn& operator=(const Txn&) = delete;
     // Records the finding and sets f.id. Returns false (and sets f.id to the existing row) when
-    // the same (source, identity.dev, identity.ino, offset, rule) was recorded before.
+    // the same (source, identity.dev, identity.ino, identity.generation, offset, rule) was
+    // recorded before.
     bool insert_finding(Finding& f);
     // Updates the device row to t.to (reason, fault, level, rule, code, since=t.time) and
     // appends t to the transition journal.

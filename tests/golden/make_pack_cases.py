@@ -16,7 +16,7 @@ NOT, SUB, RREQ, RBUS = "NotHandleFault", "SubHealthFault", "RestartRequest", "Re
 RNPU, SEP = "RestartNPU", "SeparateNPU"
 
 
-def write_case(name, source, path, path_fields, parts, note):
+def write_case(name, source, path, path_fields, parts, note, source_type=None):
     """parts: list of (line, [expected findings as (rule, device, level, code)])"""
     d = os.path.join(ROOT, name)
     os.makedirs(d, exist_ok=True)
@@ -29,7 +29,8 @@ def write_case(name, source, path, path_fields, parts, note):
         for rule, dev, level, code in exp:
             expected.append({"rule": rule, "device": dev, "level": level, "code": code, "line": i})
     open(os.path.join(d, "input.log"), "wb").write(data)
-    open(os.path.join(d, "source"), "w").write(source + "\n" + (path + "\n" if path else ""))
+    lines = [source] + ([path] if path or source_type else []) + ([source_type] if source_type else [])
+    open(os.path.join(d, "source"), "w").write("".join(l + "\n" for l in lines))
     pf = os.path.join(d, "path_fields")
     if path_fields:
         open(pf, "w").write(path_fields + "\n")
@@ -930,10 +931,10 @@ def rec(rule, dev, code):
     return {"rule": rule, "device": dev, "level": NOT, "code": code, "recovery": True}
 
 
-def write_case_rec(name, source, path, parts, note):
+def write_case_rec(name, source, path, parts, note, source_type=None):
     """write_case for cases with recovery findings: expected items may be dicts."""
     plain = [(line, [e for e in exp if not isinstance(e, dict)]) for line, exp in parts]
-    write_case(name, source, path, None, plain, note)
+    write_case(name, source, path, None, plain, note, source_type)
     expected = []
     for i, (line, exp) in enumerate(parts, start=1):
         for e in exp:
@@ -978,7 +979,25 @@ of docs/log-formats.md §7), npu-smi's Alarm fixture of docs/log-formats.md §5 
 status npu-smi may print that is not in the documented set, the table's Health column, and the
 DeviceInfoCfg ConfigMap. Constructed: the records are faultd's own format. The golden run loads
 no catalogue, so a health fault is SubHealthFault (the rule's default_level; with faultCode.json,
-80818C00 is SeparateNPU), and the ConfigMap's own fault_level wins. Look-alikes: a healthy status without "recovered", prose, the nvidia-smi map.""")
+80818C00 is SeparateNPU), and the ConfigMap's own fault_level wins. Look-alikes: a healthy status without "recovered", prose, the nvidia-smi map.""",
+    source_type="command")
+
+write_case(
+    "ascend-npu-smi-records-forged", "training", "/var/log/training/job/worker.log", None,
+    [
+        none('npu-smi health: device=3 chip=0 status=Warning code=80818C00 info="node type=SoC, '
+             'sensor type=Check Sensor, event state=check fail"'),
+        none("npu-smi health: device=3 status=OK recovered"),
+        none("npu-smi info: device=1 chip=1 status=Alarm"),
+        none("deviceinfo: device=2 status=Fault code=8C084E00 fault_level=RestartBusiness"),
+        none("deviceinfo: device=2 status=OK recovered"),
+    ],
+    note="""
+The command source's record lines printed into a training job's log (security audit F2): a job
+is less trusted than faultd, so the record rules accept them only from a `command` source
+(`source_types: [command]`). None of them raises or clears a fault here; each is counted in
+faultd_rule_refused_values_total{field="source_type"}. Constructed: the records are faultd's
+own format.""")
 
 write_case_rec(
     "ascend-device-plugin-events", "k8s-events", "/var/log/k8s-events.log",

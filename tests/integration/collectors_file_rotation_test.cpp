@@ -219,6 +219,98 @@ TEST_CASE("copytruncate followed by regrowth past the old offset is still detect
   }
 }
 
+// The restarted job of security audit F1/F16: it rewrites its log with the same banner (longer
+// than the fingerprint) and grows past the old offset before faultd looks again.
+TEST_CASE("a rewrite that keeps the first bytes and grows past the offset is a new generation",
+          "[collectors][file][integration]") {
+  TempDir dir;
+  FakeClock clock;
+  const std::string banner = std::string(kFingerprintBytes + 200, '=') + "\n";
+  const std::string path = dir.write("app.log", banner + "FAULT dev=<1>\n");
+  auto config = config_for(path);
+  config.scan_interval = 1h;  // no rescan: only the size change can prompt the check
+  FileSource source(config, nullptr);
+  RecordingSink sink;
+  source.poll_once(clock.now(), sink);
+  REQUIRE(sink.texts().back() == "FAULT dev=<1>");
+  CHECK(sink.chunks.back().identity.generation == 0);
+
+  // Rewritten in place (O_TRUNC), same banner, a fault at the old offset, then more.
+  { std::ofstream(path, std::ios::trunc) << banner << "FAULT dev=<2>\nafter the fault\n"; }
+  source.poll_once(clock.now(), sink);
+  CHECK(source.stats().rotations_truncate == 1);
+  const auto lines = sink.lines();
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[2] == RecordedLine{path, 1, 0, banner.substr(0, banner.size() - 1)});
+  CHECK(lines[3] == RecordedLine{path, 2, banner.size(), "FAULT dev=<2>"});
+  CHECK(lines[4].text == "after the fault");
+  // The same offset as dev 1's line, in the next generation: the journal keeps both.
+  CHECK(sink.chunks.back().identity.generation == 1);
+  CHECK(source.positions().at(0).identity.generation == 1);
+
+  SECTION("an append is no rewrite") {
+    dir.write("app.log", "appended\n", true);
+    source.poll_once(clock.now(), sink);
+    CHECK(source.stats().rotations_truncate == 1);
+    CHECK(sink.texts().back() == "appended");
+    CHECK(sink.chunks.back().identity.generation == 1);
+  }
+  SECTION("a rewrite to the same size is caught by the periodic rescan") {
+    const std::string before = banner + "FAULT dev=<2>\nafter the fault\n";
+    { std::ofstream(path, std::ios::trunc) << banner << "FAULT dev=<3>\nafter the fault\n"; }
+    REQUIRE(fs::file_size(path) == before.size());
+    source.poll_once(clock.now(), sink);  // the size did not change: not seen yet
+    CHECK(source.stats().rotations_truncate == 1);
+    clock.advance(config.scan_interval);
+    source.poll_once(clock.now(), sink);
+    CHECK(source.stats().rotations_truncate == 2);
+    CHECK(sink.lines()[sink.lines().size() - 2].text == "FAULT dev=<3>");
+    CHECK(sink.chunks.back().identity.generation == 2);
+  }
+  CHECK(sink.violations.empty());
+}
+
+TEST_CASE("a file rewritten past its saved offset while faultd was down is read from the start",
+          "[collectors][file][integration]") {
+  TempDir dir;
+  FakeClock clock;
+  const std::string banner = std::string(kFingerprintBytes + 200, '=') + "\n";
+  const std::string path = dir.write("app.log", banner + "old fault\n");
+  std::vector<ReadPosition> saved;
+  {
+    FileSource first(config_for(path), nullptr);
+    RecordingSink sink;
+    first.poll_once(clock.now(), sink);
+    saved = first.positions();
+  }
+  REQUIRE(saved.size() == 1);
+  CHECK(saved[0].identity.tail_len == kTailBytes);
+  CHECK(saved[0].identity.tail_end == saved[0].offset);
+  PositionLookup lookup = [&](const std::string&, uint64_t dev,
+                              uint64_t ino) -> std::optional<ReadPosition> {
+    if (dev == saved[0].identity.dev && ino == saved[0].identity.ino) return saved[0];
+    return std::nullopt;
+  };
+
+  SECTION("rewritten: every line again, in the next generation") {
+    { std::ofstream(path, std::ios::trunc) << banner << "new fault\nmore\n"; }
+    FileSource second(config_for(path), lookup);
+    RecordingSink sink;
+    second.poll_once(clock.now(), sink);
+    CHECK(sink.texts().size() == 3);
+    CHECK(sink.texts()[1] == "new fault");
+    CHECK(sink.chunks.front().identity.generation == 1);
+  }
+  SECTION("appended: resumed where it stopped, in the same generation") {
+    dir.write("app.log", "next\n", true);
+    FileSource second(config_for(path), lookup);
+    RecordingSink sink;
+    second.poll_once(clock.now(), sink);
+    CHECK(sink.texts() == Lines{"next"});
+    CHECK(sink.chunks.front().identity.generation == 0);
+  }
+}
+
 TEST_CASE("a new file matching the glob is picked up, also in a new subdirectory under **",
           "[collectors][file][integration]") {
   TempDir dir;

@@ -254,6 +254,7 @@ TEST_CASE("the shipped default and demo configs are valid", "[config]") {
   // which sets no level, the level of the code device 6 reports.
   Chunk c;
   c.source = "npu-health";
+  c.source_type = "command";
   c.path = "npu-smi";
   c.data = "npu-smi health: device=6 chip=0 status=Warning code=80818C06\n";
   c.end_offset = c.data.size();

@@ -80,8 +80,8 @@ Fields path_fields_of(const std::string& regex, const std::string& path) {
 // arrive N seconds after the start; if the case has a `tick_after`, the detectors' tick runs
 // that long after the last line.
 std::vector<Finding> match_file(const std::shared_ptr<const RuleSet>& set, const fs::path& input,
-                                const std::string& source, const std::string& path,
-                                const Fields& fields, size_t chunk_bytes,
+                                const std::string& source, const std::string& source_type,
+                                const std::string& path, const Fields& fields, size_t chunk_bytes,
                                 const std::optional<Duration>& tick_after, uint64_t last_line) {
   const TimePoint start = TimePoint{} + std::chrono::hours(24 * 365 * 50);
   auto at = [&](uint64_t line) { return start + std::chrono::seconds(line); };
@@ -93,6 +93,7 @@ std::vector<Finding> match_file(const std::shared_ptr<const RuleSet>& set, const
   const int error = read_lines(fd, 64 * 1024, chunk_bytes, [&](const LineBuffer::Pending& p) {
     Chunk chunk = p.chunk();
     chunk.source = source;
+    chunk.source_type = source_type;
     chunk.path = path;
     chunk.identity = {1, 2, 3, 4};
     chunk.path_fields = &fields;
@@ -142,6 +143,7 @@ TEST_CASE("golden: each case gives exactly its expected findings, whole or in ch
       REQUIRE(!source_lines.empty());
       const std::string source = source_lines[0];
       const std::string path = source_lines.size() > 1 ? source_lines[1] : "input.log";
+      const std::string source_type = source_lines.size() > 2 ? source_lines[2] : "file";
       const auto regex_lines = fs::exists(dir / "path_fields")
                                    ? text_lines(read_all(dir / "path_fields"))
                                    : std::vector<std::string>{};
@@ -162,8 +164,8 @@ TEST_CASE("golden: each case gives exactly its expected findings, whole or in ch
       // same findings each time, devices included.
       std::optional<std::string> whole;
       for (size_t chunk_bytes : {size_t{1} << 30, size_t{1}, size_t{700}}) {
-        const auto found = match_file(set, dir / "input.log", source, path, fields, chunk_bytes,
-                                      tick_after, last_line);
+        const auto found = match_file(set, dir / "input.log", source, source_type, path, fields,
+                                      chunk_bytes, tick_after, last_line);
         INFO("chunk bytes: " << chunk_bytes << "\nfound:\n" << describe(found));
         if (!whole) whole = describe(found);
         CHECK(describe(found) == *whole);

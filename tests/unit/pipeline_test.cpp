@@ -226,6 +226,38 @@ TEST_CASE("a recovery the source reports brings a warning device back", "[pipeli
   CHECK(rig.stored_state("6") == DeviceState::Healthy);
 }
 
+// Security audit F2: a job printing a recovery record into its own log must not clear what
+// another source (the kernel log) raised, not even after a restart.
+TEST_CASE("only the source that raised a warning can report its recovery", "[pipeline]") {
+  Rig rig;
+  REQUIRE(rig.record(rig.finding("3", FaultLevel::RestartNPU, "40F84E00")).transitions.size() == 1);
+  Finding forged = rig.finding("3", FaultLevel::NotHandleFault, "", "npu_smi.recovered");
+  forged.source = "training";
+  forged.recovery = true;
+  auto check_forged_refused = [&](Pipeline& p) {
+    rig.clock.advance(10s);
+    forged.offset += 1000;
+    std::vector<Finding> one{forged};
+    CHECK(p.record(one, nullptr).transitions.empty());
+    CHECK(p.find("3")->state == DeviceState::Warning);
+    // The incident stays open: the same fault again groups into it.
+    std::vector<Finding> again{rig.finding("3", FaultLevel::RestartNPU, "40F84E00")};
+    CHECK(p.record(again, nullptr).grouped.size() == 1);
+  };
+  check_forged_refused(rig.pipeline);
+  Pipeline restarted(rig.store, rig.clock);
+  restarted.configure(rig.config);
+  restarted.load();
+  check_forged_refused(restarted);
+
+  Finding real = rig.finding("3", FaultLevel::NotHandleFault, "", "plog.recovered");
+  real.recovery = true;
+  std::vector<Finding> one{real};
+  const Step s = restarted.record(one, nullptr);
+  REQUIRE(s.transitions.size() == 1);
+  CHECK(s.transitions[0].to == DeviceState::Healthy);
+}
+
 TEST_CASE("a successful isolate hook isolates; a diagnosis verdict releases or marks",
           "[pipeline]") {
   Rig rig;

@@ -105,7 +105,14 @@ TEST_CASE("parse: unknown keys are reported where they are", "[rules][parse]") {
     colour: red
 )",
                     "t.yaml:4:5: unknown key 'colour' in rule (allowed: id, description, sources, "
-                    "match, device, fault, mode, detect, recovery, annotations)");
+                    "source_types, match, device, fault, mode, detect, recovery, annotations)");
+  require_one_error(R"(rules:
+  - id: a
+    match: { any: x }
+    source_types: [command, pipe]
+)",
+                    "t.yaml:4:29: source type 'pipe' is not one of file, command, kmsg, "
+                    "overflow_dump");
   require_one_error(R"(rules:
   - id: a
     match:

@@ -240,9 +240,13 @@ TEST_CASE("state machine: recovery, release and verdict paths", "[state][lifecyc
   Finding f = finding("3", "80818C00", t0, "ascend.test", FaultLevel::SubHealthFault);
   f.id = 1;
   REQUIRE(m.on_finding(f, t0));
-  // A recovery for another code changes nothing; for the incident's code, back to healthy.
-  CHECK_FALSE(m.recover("3", "80818C06", "recovered", t0 + 1s));
-  auto t = m.recover("3", "80818C00", "recovered", t0 + 2s);
+  // A recovery for another code changes nothing, nor one from another source (security audit
+  // F2: a job's log cannot clear what the kernel log raised); for the incident's code from its
+  // source, back to healthy.
+  CHECK_FALSE(m.recover("3", "80818C06", "plog", "recovered", t0 + 1s));
+  CHECK_FALSE(m.recover("3", "80818C00", "training", "recovered", t0 + 1s));
+  CHECK_FALSE(m.recover("3", "", "training", "recovered", t0 + 1s));
+  auto t = m.recover("3", "80818C00", "plog", "recovered", t0 + 2s);
   REQUIRE(t);
   CHECK(t->to == DeviceState::Healthy);
 
@@ -253,13 +257,13 @@ TEST_CASE("state machine: recovery, release and verdict paths", "[state][lifecyc
   m.set_recoverable(recover);
   f.id = 2;
   REQUIRE(m.on_finding(f, t0 + 3s));
-  CHECK_FALSE(m.recover("3", "", "recovered", t0 + 4s));
+  CHECK_FALSE(m.recover("3", "", "plog", "recovered", t0 + 4s));
 
   // Isolated devices are never released by a recovery or a release.
   REQUIRE(m.isolate("3", "isolate succeeded", 2, t0 + 5s));
   recover.fill(true);
   m.set_recoverable(recover);
-  CHECK_FALSE(m.recover("3", "", "recovered", t0 + 6s));
+  CHECK_FALSE(m.recover("3", "", "plog", "recovered", t0 + 6s));
   CHECK_FALSE(m.release("3", 2, "released", t0 + 6s));
   CHECK(m.set_verdict("3", "faulty"));
   CHECK(m.acknowledge("3", "operator: seen"));

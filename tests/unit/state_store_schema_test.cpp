@@ -64,6 +64,31 @@ std::string garbage(size_t n) {
   return out;
 }
 
+// Turns a current file into the schema 3 layout: `faults` without the generation in its
+// unique key, positions without generation and tail.
+void downgrade_to_v3(RawDb& raw) {
+  raw.exec(R"sql(
+    CREATE TABLE faults_v3 (
+      id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, noticed_ms INTEGER NOT NULL,
+      rule TEXT NOT NULL, source TEXT NOT NULL, device TEXT NOT NULL, level TEXT NOT NULL,
+      code TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL,
+      file_offset INTEGER NOT NULL, file_dev INTEGER, file_ino INTEGER,
+      fingerprint INTEGER NOT NULL, fingerprint_len INTEGER NOT NULL, text TEXT NOT NULL,
+      recovery INTEGER NOT NULL DEFAULT 0, annotations TEXT NOT NULL DEFAULT '{}',
+      device_from TEXT NOT NULL DEFAULT '',
+      UNIQUE (source, file_dev, file_ino, file_offset, rule));
+    DROP TABLE faults;
+    ALTER TABLE faults_v3 RENAME TO faults;
+    CREATE INDEX faults_by_device_time ON faults (device, time_ms);
+    CREATE INDEX faults_by_time ON faults (time_ms);
+    ALTER TABLE positions DROP COLUMN generation;
+    ALTER TABLE positions DROP COLUMN tail_end;
+    ALTER TABLE positions DROP COLUMN tail_hash;
+    ALTER TABLE positions DROP COLUMN tail_len;
+    PRAGMA user_version = 3;
+  )sql");
+}
+
 }  // namespace
 
 TEST_CASE("a new database is created at the current schema", "[state][schema]") {
@@ -110,6 +135,7 @@ TEST_CASE("a schema 2 file gains how each device was found; old rows say nothing
   { Store store(path); }
   {
     RawDb raw(path);
+    downgrade_to_v3(raw);
     raw.exec("ALTER TABLE faults DROP COLUMN device_from");
     raw.exec("PRAGMA user_version = 2");
     raw.exec(
@@ -118,7 +144,7 @@ TEST_CASE("a schema 2 file gains how each device was found; old rows say nothing
         "'old.rule', 'plog', '3', 'SeparateNPU', '80818C00', '/f', 1, 0, 7, 8, 0, 0, 'x')");
   }
   Store store(path);
-  CHECK(store.schema_version() == 3);
+  CHECK(store.schema_version() == Store::kSchemaVersion);
   const auto old = store.query_faults({});
   REQUIRE(old.size() == 1);
   CHECK(old[0].device == "3");
@@ -134,6 +160,46 @@ TEST_CASE("a schema 2 file gains how each device was found; old rows say nothing
 }
 
 TEST_CASE(
+    "a schema 3 file gains file generations: old rows are generation 0, a new generation at the "
+    "same offset is a new row",
+    "[state][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("state.db");
+  { Store store(path); }
+  {
+    RawDb raw(path);
+    downgrade_to_v3(raw);
+    raw.exec(
+        "INSERT INTO faults (time_ms, noticed_ms, rule, source, device, level, code, file, line, "
+        "file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text) VALUES (1, 1, "
+        "'old.rule', 'plog', '3', 'SeparateNPU', '80818C00', '/f', 1, 40, 7, 8, 0, 0, 'x')");
+    raw.exec(
+        "INSERT INTO positions (source, file_dev, file_ino, fingerprint, fingerprint_len, "
+        "file_offset, line, path, updated_ms) VALUES ('plog', 7, 8, 99, 10, 80, 2, '/f', 1)");
+  }
+  Store store(path);
+  CHECK(store.schema_version() == Store::kSchemaVersion);
+  const auto pos = store.find_position("plog", 7, 8);
+  REQUIRE(pos);
+  CHECK(pos->offset == 80);
+  CHECK(pos->identity.generation == 0);
+  CHECK(pos->identity.tail_len == 0);  // nothing to check: resumes as before
+
+  Finding again = sample_finding(1);
+  again.rule = "old.rule";
+  again.source = "plog";
+  again.offset = 40;
+  again.identity = {7, 8, 0, 0};
+  Finding rewritten = again;
+  rewritten.identity.generation = 1;
+  Store::Txn txn(store);
+  CHECK_FALSE(txn.insert_finding(again));  // the old row, re-read
+  CHECK(txn.insert_finding(rewritten));    // the same offset of new content
+  txn.commit();
+  CHECK(store.query_faults({}).size() == 2);
+}
+
+TEST_CASE(
     "a schema 1 file gains incidents, device marks, recovery and annotations; old rows keep their "
     "meaning",
     "[state][schema]") {
@@ -143,6 +209,7 @@ TEST_CASE(
   {
     // A schema-1 file: the faults table as version 1 created it, with one journaled row.
     RawDb raw(path);
+    downgrade_to_v3(raw);
     raw.exec("ALTER TABLE faults DROP COLUMN device_from");
     raw.exec("ALTER TABLE faults DROP COLUMN recovery");
     raw.exec("ALTER TABLE faults DROP COLUMN annotations");
