@@ -437,6 +437,23 @@ def diagnose(args, check, work):
     no_hostile_text(check, rec)
 
 
+def isolate_label(args, check, work):
+    """The example isolate hook labels the node with a key Kubernetes accepts, also for an
+    NVIDIA device, whose id is a PCI address (security audit F23)."""
+    rec = Recipes(args, work)
+    kubeconfig = os.path.join(work, "kubeconfig")
+    with open(kubeconfig, "w") as f:
+        f.write("apiVersion: v1\n")
+    env = {"FAULTD_KUBECONFIG": kubeconfig, "FAULTD_ISOLATED_DIR": os.path.join(work, "isolated")}
+    for device, key in (("3", "faultd.io/device-3"), ("0000:3b:00.0", "faultd.io/device-0000.3b.00.0")):
+        r = rec.run("isolate-device", device=device, extra_env=env)
+        check(r.returncode == 0, "isolate-device %s: exit 0 (%s)" % (device, said(r)))
+        label = [c["argv"] for c in rec.calls("kubectl") if "label" in c["argv"]][-1]
+        check(key + "=isolated" in label, "isolate-device %s labels %s: %s" % (device, key, label))
+        check(os.path.exists(os.path.join(work, "isolated", device + ".json")),
+              "isolate-device %s records the fault" % device)
+
+
 def example_hooks_dry_run(args, check, work):
     """The hooks the default faultd.yaml names keep working in dry run with no tools at all."""
     rec = Recipes(args, work)
@@ -448,5 +465,5 @@ def example_hooks_dry_run(args, check, work):
 
 
 if __name__ == "__main__":
-    harness.main(separate_npu, public_fault, node_devices, slurm, resume, diagnose,
+    harness.main(separate_npu, public_fault, node_devices, slurm, resume, diagnose, isolate_label,
                  example_hooks_dry_run)
