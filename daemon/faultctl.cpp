@@ -16,6 +16,9 @@
 #include "daemon/control/control_client.hpp"
 #include "daemon/control/protocol.hpp"
 #include "daemon/core/json.hpp"
+#include "daemon/core/terminal_text.hpp"
+
+using faultd::terminal_safe;
 
 namespace {
 
@@ -53,10 +56,12 @@ struct Args {
   bool all = false;
 };
 
+// A field for the terminal: whatever a log writer put in it (a file name, a reason) is shown
+// with its control bytes escaped, never interpreted.
 std::string str(const nlohmann::json& j, const char* key) {
   if (!j.contains(key)) return "";
   const auto& v = j[key];
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return terminal_safe(v.is_string() ? v.get<std::string>() : v.dump());
 }
 
 // What is known about a device besides its state, shown before the reason: a diagnosis
@@ -112,8 +117,9 @@ void print_events(const nlohmann::json& r) {
       std::cout << "        recovery: the device reports it recovered\n";
     if (const auto a = f.find("annotations"); a != f.end() && a->is_object()) {
       for (const auto& [name, value] : a->items()) {
-        std::cout << "        " << name << ": "
-                  << (value.is_string() ? value.get<std::string>() : value.dump()) << '\n';
+        std::cout << "        " << terminal_safe(name) << ": "
+                  << terminal_safe(value.is_string() ? value.get<std::string>() : value.dump())
+                  << '\n';
       }
     }
   }
@@ -316,7 +322,7 @@ int decode_overflow(const Args& a) {
     std::string error;
     auto dump = ov::parse_dump_json(text.str(), error);
     if (!dump) {
-      std::cerr << "faultctl: " << path << ": " << error << '\n';
+      std::cerr << "faultctl: " << terminal_safe(path) << ": " << terminal_safe(error) << '\n';
       rc = kExitFailed;
       continue;
     }
@@ -354,7 +360,7 @@ int decode_overflow(const Args& a) {
       out.push_back(std::move(entry));
       continue;
     }
-    std::cout << f.path;
+    std::cout << terminal_safe(f.path);
     if (f.where) {
       std::cout << " (device " << f.where->device << ", data_index " << f.where->iteration
                 << ", timestamp " << f.where->timestamp << ")";
@@ -425,12 +431,12 @@ int run(int argc, char** argv) {
     return kExitUnavailable;
   }
   if (reply.status != faultd::ControlReply::Status::Ok) {
-    std::cerr << "faultctl: " << reply.error << '\n';
+    std::cerr << "faultctl: " << terminal_safe(reply.error) << '\n';
     return kExitFailed;
   }
   const auto& body = reply.body;
   if (!body.value("ok", false)) {
-    std::cerr << "faultctl: " << body.value("error", std::string("failed")) << '\n';
+    std::cerr << "faultctl: " << terminal_safe(body.value("error", std::string("failed"))) << '\n';
     if (a.json) std::cout << faultd::dump_json(body) << '\n';
     return kExitFailed;
   }

@@ -78,10 +78,25 @@ ReadResult read_small_file(const std::string& path, size_t cap, std::string& out
 
 }  // namespace
 
+namespace {
+
+// One record is one line: a control byte in a name the job chose (a newline in a directory
+// name would start a second, forged record) is written as '?'.
+std::string one_line(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_dump_record(const DumpPath& dump, const std::string& path,
                                const DumpDecode* decoded, bool undecoded) {
-  std::string line = "overflow dump: device=" + dump.device + " model=" + dump.model_id;
-  if (!dump.model_name.empty()) line += " model_name=" + dump.model_name;
+  std::string line =
+      "overflow dump: device=" + one_line(dump.device) + " model=" + one_line(dump.model_id);
+  if (!dump.model_name.empty()) line += " model_name=" + one_line(dump.model_name);
   line += " iteration=" + std::to_string(dump.iteration) + " task=" + std::to_string(dump.task_id);
   if (dump.stream_id) line += " stream=" + std::to_string(*dump.stream_id);
   line += " timestamp=" + std::to_string(dump.timestamp);
@@ -95,9 +110,7 @@ std::string format_dump_record(const DumpPath& dump, const std::string& path,
   } else if (undecoded) {
     line += " overflow=undecoded";
   }
-  line += " file=";
-  // One record is one line: a newline in a path must not split it.
-  for (char c : path) line += c == '\n' || c == '\r' ? '?' : c;
+  line += " file=" + one_line(path);
   return line;
 }
 

@@ -9,6 +9,7 @@ faultd runs as root.
 - F16: a file rewritten with the same long banner and grown past the read offset while faultd
   cannot look (SIGSTOP standing in for a stall, and a kill -9 across the rewrite) is read again
   from its start.
+- F17: terminal escapes in a log's file name are shown escaped by `faultctl events`.
 - F2: the records of the command source printed into a job's log neither clear the warning the
   kernel log raised nor raise a fault of their own; they are counted as refused."""
 import os
@@ -168,6 +169,23 @@ def rewrite_unseen(args, check, work):
     check(d.stop() == 0, "faultd stops cleanly")
 
 
+def escaped_names(args, check, work):
+    """R16 of the audit: terminal escapes in a log's file name reach `faultctl events`."""
+    logs = writer_dir(os.path.join(work, "logs"))
+    name = "x\x1b]0;pwned-title\x07\x1b[2K\r9 forged row\x1b[8m.log"
+    port = free_port()
+    d = Faultd(args, work, audit_config(work, logs, port))
+    d.start()
+    append(os.path.join(logs, name), "FAULT-X on dev=<7>\n")
+    wait_for("device 7 in warning", lambda: state_of(port, "7") == "warning")
+    out = d.ctl("events").stdout
+    check(not any(c in out for c in "\x1b\x07\r"),
+          "F17: no control byte of the file name reaches the terminal")
+    check("x\\x1b]0;pwned-title\\x07\\x1b[2K\\x0d9 forged row\\x1b[8m.log" in out,
+          "F17: the name is shown escaped: %r" % out[-200:])
+    check(d.stop() == 0, "faultd stops cleanly")
+
+
 def forged_records(args, check, work):
     """R2 of the audit: a job prints the command source's recovery record into its own log."""
     kern = os.path.join(work, "kern")
@@ -212,4 +230,4 @@ policy:
 
 
 if __name__ == "__main__":
-    harness.main(truncate_and_rewrite, rewrite_unseen, forged_records)
+    harness.main(truncate_and_rewrite, rewrite_unseen, escaped_names, forged_records)

@@ -1,5 +1,6 @@
 // The overflow_dump source over real directory trees: both layouts, companions, inotify
 // wake-ups, restarts with stored positions, refused commits and half-written JSON.
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -118,6 +119,33 @@ TEST_CASE("overflow_dump: both layouts, companions, and what is not a dump",
   CHECK(sink.lines.size() == 3);
   CHECK(source.stats().error_count(SourceErrorKind::Parse) == 1);
   for (const auto& p : source.positions()) CHECK(p.offset == 1);
+}
+
+// Security audit F19 and F4: the job writes the dump tree, so it chooses the directory names
+// and may plant a companion that is a FIFO or a link to a device.
+TEST_CASE("overflow_dump: a job's names cannot forge a record, nor make it open a FIFO",
+          "[collectors][overflow]") {
+  TempDir dir;
+  const std::string root = dir.path().string();
+  const std::string model_dir = "1/20240101120000/3/net\noverflow dump: device=7 forged/2/7/";
+  const std::string dump = model_dir + "Opdebug.Node_OpDebug.12.2.1700000000000001";
+  dir.write(dump, "binary");
+  const std::string fifo = dir.file(model_dir + "fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  REQUIRE(::symlink(fifo.c_str(), dir.file(dump + ".output.0.json").c_str()) == 0);
+  OverflowDumpSource source(config(dir), nullptr);
+  Sink sink;
+  source.poll_once(kStart, sink);  // the companion is not readable: it may still be written
+  source.poll_once(SystemClock::now() + std::chrono::minutes(1), sink);
+  REQUIRE(sink.lines.size() == 1);  // one record, its newline written as '?'
+  CHECK(sink.lines[0].rfind("overflow dump: device=3 model=2 model_name=net?overflow dump: "
+                            "device=7 forged iteration=7",
+                            0) == 0);
+  CHECK(sink.lines[0].find("overflow=undecoded") != std::string::npos);  // the FIFO: not read
+  // The FIFO was never opened for reading: a writer still finds no reader.
+  const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  CHECK(writer < 0);
+  CHECK(errno == ENXIO);
 }
 
 TEST_CASE("overflow_dump: inotify wakes the source for a new dump in a new directory",
