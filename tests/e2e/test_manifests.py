@@ -597,9 +597,10 @@ def check_daemonset(check, docs, source_dir):
     check(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == "9847"
           and ann.get("prometheus.io/path") == "/metrics", "scrape annotations name /metrics:9847")
 
-    # The example isolate hook reads its kubeconfig from a fixed path: it must be mounted there.
+    # The example isolate hook reads its kubeconfig from a fixed path (unless FAULTD_KUBECONFIG
+    # names another): it must be mounted there.
     with open(os.path.join(source_dir, "etc", "faultd", "hooks", "isolate-device")) as f:
-        m = re.search(r'--kubeconfig\s+(\S+)', f.read())
+        m = re.search(r'kubeconfig=\$\{FAULTD_KUBECONFIG:-([^}]+)\}', f.read())
     kc_mount = [x for x in mounts if m and x["mountPath"] == m.group(1)]
     check(bool(kc_mount) and kc_mount[0].get("subPath") == "kubeconfig",
           "the ConfigMap's kubeconfig is mounted where the isolate hook reads it (%s)"
