@@ -270,17 +270,17 @@ struct FileSource::Impl {
       return;
     }
     const auto len = static_cast<uint32_t>(std::min<uint64_t>(end, kTailBytes));
-    std::string bytes(len, '\0');
+    char bytes[kTailBytes];
     const uint64_t before = len - n;  // bytes read by earlier reads
     if (before > 0) {
-      const ssize_t got = pread_retry(f.fd, bytes.data(), before, end - len);
+      const ssize_t got = pread_retry(f.fd, bytes, before, end - len);
       if (got != static_cast<ssize_t>(before)) {
         id.tail_len = 0;  // shrank meanwhile: the next look sees the truncation
         return;
       }
     }
-    std::memcpy(bytes.data() + before, data, n);
-    id.tail_hash = fnv1a64(bytes);
+    std::memcpy(bytes + before, data, n);
+    id.tail_hash = fnv1a64(std::string_view(bytes, len));
     id.tail_len = len;
     id.tail_end = end;
   }

@@ -179,6 +179,15 @@ def metric_value(text, name, labels):
     return None
 
 
+def device_state(port, device):
+    """The state faultd_device_state says `device` is in ("healthy", ...), or None."""
+    text = scrape(port)
+    for state in ("healthy", "warning", "isolated"):
+        if metric_value(text, "faultd_device_state", {"device": device, "state": state}) == 1.0:
+            return state
+    return None
+
+
 def tempdir():
     return tempfile.mkdtemp(prefix="faultd-e2e-")
 

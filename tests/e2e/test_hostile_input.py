@@ -227,12 +227,7 @@ def errors(text, source, kind):
     return metric_value(text, "faultd_source_errors_total", {"source": source, "kind": kind}) or 0.0
 
 
-def state_of(port, device):
-    text = scrape(port)
-    for state in ("healthy", "warning", "isolated"):
-        if metric_value(text, "faultd_device_state", {"device": device, "state": state}) == 1.0:
-            return state
-    return None
+state_of = harness.device_state
 
 
 def wait_warning(port, device, what, timeout=20.0):

@@ -72,12 +72,7 @@ def rewrite(path, text):
     as_writer('printf "%s" "$2" > "$1"', path, text)
 
 
-def state_of(port, device):
-    text = scrape(port)
-    for state in ("healthy", "warning", "isolated"):
-        if metric_value(text, "faultd_device_state", {"device": device, "state": state}) == 1.0:
-            return state
-    return None
+state_of = harness.device_state
 
 
 def faults_total(port, device):
