@@ -1,6 +1,8 @@
 // faultctl: the operator's client for faultd's control socket.
 // Exit codes: 0 ok, 1 the daemon refused or failed, 2 usage, 69 daemon unreachable.
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
@@ -30,7 +32,9 @@ constexpr int kExitUnavailable = 69;
 void usage(std::ostream& out) {
   out << "usage: faultctl [--socket PATH] [-o json] COMMAND\n"
          "  status                                   devices, sources, rules\n"
-         "  events [--device D] [--since DUR] [--limit N]  the fault and action journal\n"
+         "  events [--device D] [--since DUR] [--limit N] [--before ID] [--verbose]\n"
+         "                                           the fault and action journal, newest first\n"
+         "                                           (--verbose: with each fault's log line)\n"
          "  isolate DEVICE --reason TEXT             isolate a device (runs the isolate hook)\n"
          "  clear DEVICE --reason TEXT               return a device to healthy\n"
          "  ack DEVICE --reason TEXT                 acknowledge the device's incident\n"
@@ -54,6 +58,8 @@ struct Args {
   std::string status, kind;  // decode-overflow
   size_t limit = 100;
   bool all = false;
+  bool verbose = false;
+  std::optional<uint64_t> before;  // events: start after this fault id
 };
 
 // A field for the terminal: whatever a log writer put in it (a file name, a reason) is shown
@@ -113,6 +119,7 @@ void print_events(const nlohmann::json& r) {
               << str(f, "rule") << str(f, "file") << ':' << str(f, "line") << '\n';
     // What the rule knows about the fault (e.g. a FaultDiag cause and suggestion), indented
     // under its row so the table stays one row per fault.
+    if (f.contains("text")) std::cout << "        line: " << str(f, "text") << '\n';
     if (f.value("recovery", false))
       std::cout << "        recovery: the device reports it recovered\n";
     if (const auto a = f.find("annotations"); a != f.end() && a->is_object()) {
@@ -212,6 +219,12 @@ int parse(int argc, char** argv, Args& a) {
       }
     } else if (arg == "--all") {
       a.all = true;
+    } else if (arg == "--verbose" || arg == "-v") {
+      a.verbose = true;
+    } else if (arg == "--before") {
+      if (!value(v) || v.empty() || !std::all_of(v.begin(), v.end(), ::isdigit) || v.size() > 18)
+        return kExitUsage;
+      a.before = std::stoull(v);
     } else if (arg == "-h" || arg == "--help") {
       usage(std::cout);
       std::exit(kExitOk);
@@ -225,6 +238,46 @@ int parse(int argc, char** argv, Args& a) {
     }
   }
   return a.command.empty() ? kExitUsage : kExitOk;
+}
+
+// faultd serves `events` a page at a time (its journals can be long); this reads pages of
+// both journals until each has `limit` rows or no more.
+faultd::ControlReply fetch_events(const std::string& socket, nlohmann::json request, size_t limit,
+                                  std::chrono::milliseconds timeout) {
+  struct Journal {
+    const char* rows;
+    const char* next;    // the reply's cursor for the next page
+    const char* cursor;  // the request's
+    nlohmann::json got = nlohmann::json::array();
+    bool wanted = true;
+  };
+  std::array<Journal, 2> journals{
+      {{"faults", "next_before", "before"}, {"actions", "next_actions_before", "actions_before"}}};
+  faultd::ControlReply reply;
+  for (;;) {
+    size_t want = 0;
+    for (auto& j : journals) {
+      j.wanted = j.wanted && j.got.size() < limit;
+      request[j.rows] = j.wanted;
+      if (j.wanted) want = std::max(want, limit - j.got.size());
+    }
+    if (want == 0) break;
+    request["limit"] = want;
+    reply = faultd::control_call(socket, request, timeout);
+    if (reply.status != faultd::ControlReply::Status::Ok || !reply.body.value("ok", false))
+      return reply;
+    for (auto& j : journals) {
+      if (!j.wanted) continue;
+      for (auto& row : reply.body[j.rows]) {
+        if (j.got.size() < limit) j.got.push_back(std::move(row));
+      }
+      j.wanted = reply.body.contains(j.next);
+      if (j.wanted) request[j.cursor] = reply.body[j.next];
+    }
+  }
+  reply.status = faultd::ControlReply::Status::Ok;
+  reply.body = {{"ok", true}, {"faults", journals[0].got}, {"actions", journals[1].got}};
+  return reply;
 }
 
 // decode-overflow runs locally: it needs no daemon, so it works on a copy of the dumps too.
@@ -396,7 +449,8 @@ int run(int argc, char** argv) {
   } else if (a.command == "events") {
     if (!a.device.empty()) request["device"] = a.device;
     if (!a.since.empty()) request["since"] = a.since;
-    request["limit"] = a.limit;
+    if (a.before) request["before"] = *a.before;
+    request["verbose"] = a.verbose;
   } else if (a.command == "history") {
     if (a.positional.size() != 1) {
       std::cerr << "faultctl: history needs a DEVICE\n";
@@ -425,7 +479,8 @@ int run(int argc, char** argv) {
 
   // A reload compiles every rule; give it time.
   const auto timeout = std::chrono::milliseconds(a.command == "reload" ? 30000 : 10000);
-  auto reply = faultd::control_call(a.socket, request, timeout);
+  auto reply = a.command == "events" ? fetch_events(a.socket, request, a.limit, timeout)
+                                     : faultd::control_call(a.socket, request, timeout);
   if (reply.status == faultd::ControlReply::Status::Unreachable) {
     std::cerr << "faultctl: cannot reach faultd: " << reply.error << '\n';
     return kExitUnavailable;

@@ -37,6 +37,13 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 constexpr auto kDetectorTick = std::chrono::seconds(1);
+// Retention runs a batch at a time: the first a little after start (the sources have found their
+// files by then, so their positions are saved, not pruned), then once a minute, and at once
+// again while there is a backlog.
+constexpr auto kFirstPrune = std::chrono::seconds(10);
+constexpr auto kPruneInterval = std::chrono::minutes(1);
+constexpr auto kPruneBacklog = std::chrono::milliseconds(100);
+constexpr int64_t kPruneBatch = 1000;
 // Descriptors kept out of the file sources' reach: sockets (metrics, control, webhook and their
 // clients), SQLite, inotify, epoll and timer fds, hooks' and commands' pipes.
 constexpr size_t kReservedDescriptors = 256;
@@ -127,6 +134,8 @@ class Daemon final : public ChunkSink {
   std::vector<std::shared_ptr<Source>> sources() const;
   void save_positions();
   void publish_budget();
+  void arm_prune(Duration after);
+  void prune_journals();
 
   std::string reload();
   void configure();  // what follows the config: pipeline, matcher, actions, metrics
@@ -151,6 +160,7 @@ class Daemon final : public ChunkSink {
   std::vector<std::shared_ptr<SourceSlot>> slots_;
   std::vector<Finding> findings_;  // reused per chunk
   asio::steady_timer detector_timer_{io_};
+  asio::steady_timer prune_timer_{io_};
   bool detector_tick_armed_ = false;
   bool stopping_ = false;
 };
@@ -174,6 +184,12 @@ bool Daemon::open_store() {
   std::filesystem::create_directories(config_.state_dir, ec);
   try {
     store_ = std::make_unique<Store>(config_.state_dir + "/state.db");
+    try {
+      store_->enable_incremental_vacuum();
+    } catch (const StoreError& e) {
+      spdlog::warn("state store: {}; pruned space is reused but the file will not shrink",
+                   e.what());
+    }
     pipeline_ = std::make_unique<Pipeline>(*store_, clock_);
     pipeline_->configure(config_);
     pipeline_->load();
@@ -597,6 +613,32 @@ void Daemon::start_signals() {
   });
 }
 
+void Daemon::arm_prune(Duration after) {
+  prune_timer_.expires_after(after);
+  prune_timer_.async_wait([this](boost::system::error_code ec) {
+    if (!ec && !stopping_) prune_journals();
+  });
+}
+
+void Daemon::prune_journals() {
+  const TimePoint now = clock_.now();
+  try {
+    // A followed file's position is saved only when it moves; save them all before the old
+    // ones go, so that a quiet file keeps its place.
+    if (auto oldest = store_->oldest_position_update();
+        oldest && *oldest < now - config_.retention.max_age) {
+      save_positions();
+    }
+    const PruneReport report = store_->prune(config_.retention, now, kPruneBatch);
+    metrics_.on_pruned(report);
+    arm_prune(report.more ? Duration(kPruneBacklog) : Duration(kPruneInterval));
+  } catch (const StoreError& e) {
+    metrics_.on_store_error();
+    spdlog::error("state store: retention: {}", e.what());
+    arm_prune(kPruneInterval);
+  }
+}
+
 void Daemon::start_timers() {
   save_timer_.expires_after(config_.position_save_interval);
   save_timer_.async_wait([this](boost::system::error_code ec) {
@@ -621,6 +663,7 @@ void Daemon::shutdown() {
   save_timer_.cancel();
   watchdog_timer_.cancel();
   detector_timer_.cancel();
+  prune_timer_.cancel();
   io_.stop();
 }
 
@@ -635,6 +678,7 @@ int Daemon::run() {
   start_sources();
   start_signals();
   start_timers();
+  arm_prune(kFirstPrune);
   try {
     actions_->resume_journal();
   } catch (const StoreError& e) {

@@ -82,6 +82,30 @@ json status(const CommandContext& c) {
           {"sources", sources}};
 }
 
+// A reply of `events` is one page: at most kEventsPageRows rows and about kEventsPageBytes of
+// JSON of each journal. A longer listing is read page by page (`before`, `actions_before`, the
+// `next_*` of the previous reply), so neither the io thread's pause nor the reply grows with the
+// journal. A fault's text (the log line) is left out unless `verbose` asks for it.
+constexpr size_t kEventsPageRows = 1000;
+constexpr size_t kEventsPageBytes = size_t{1} << 20;
+
+// Appends rows until the page is full. `rows` holds one more than a page when there is more:
+// then `next` is set to the last id sent.
+template <typename Row, typename ToJson>
+json page_of(const std::vector<Row>& rows, size_t limit, ToJson&& to_json_row, json& reply,
+             const char* next) {
+  json list = json::array();
+  size_t bytes = 0;
+  for (const Row& row : rows) {
+    if (list.size() == limit || bytes >= kEventsPageBytes) break;
+    json j = to_json_row(row);
+    bytes += j.dump(-1, ' ', false, json::error_handler_t::replace).size();
+    list.push_back(std::move(j));
+  }
+  if (list.size() < rows.size()) reply[next] = list.back()["id"];
+  return list;
+}
+
 json events(const CommandContext& c, const json& r) {
   FaultQuery q;
   q.device = r.value("device", "");
@@ -90,15 +114,35 @@ json events(const CommandContext& c, const json& r) {
     if (!d) return error("since must be a duration such as 30m or 24h");
     q.since = c.clock.now() - *d;
   }
-  q.limit = r.value("limit", static_cast<size_t>(1000));
-  json list = json::array();
-  for (const auto& f : c.store.query_faults(q)) list.push_back(faultd::to_json(f));
-  json actions = json::array();
-  for (const auto& a : c.store.query_actions(q.device, q.limit)) {
-    if (q.since && a.created < *q.since) continue;
-    actions.push_back(to_json(a));
+  const size_t limit = std::min(r.value("limit", kEventsPageRows), kEventsPageRows);
+  const bool verbose = r.value("verbose", false);
+  json reply = {{"ok", true}, {"faults", json::array()}, {"actions", json::array()}};
+  if (r.value("faults", true) && limit > 0) {
+    if (r.contains("before")) {
+      q.before_id = r["before"].get<int64_t>();
+      if (!c.store.find_fault(*q.before_id)) {
+        return error("fault " + std::to_string(*q.before_id) +
+                     " is not in the journal (pruned by state.retention?)");
+      }
+    }
+    q.limit = limit + 1;
+    reply["faults"] = page_of(
+        c.store.query_faults(q), limit,
+        [verbose](const Finding& f) {
+          json j = faultd::to_json(f);
+          if (!verbose) j.erase("text");
+          return j;
+        },
+        reply, "next_before");
   }
-  return {{"ok", true}, {"faults", list}, {"actions", actions}};
+  if (r.value("actions", true) && limit > 0) {
+    std::optional<int64_t> before;
+    if (r.contains("actions_before")) before = r["actions_before"].get<int64_t>();
+    reply["actions"] = page_of(
+        c.store.query_actions(q.device, limit + 1, q.since, before), limit,
+        [](const ActionRecord& a) { return to_json(a); }, reply, "next_actions_before");
+  }
+  return reply;
 }
 
 json history(const CommandContext& c, const json& r) {

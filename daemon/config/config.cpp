@@ -50,6 +50,7 @@ struct Loader {
   void load_actions(const YAML::Node& map, const Ctx& ctx);
   void load_catalogs(const YAML::Node& map, const Ctx& ctx);
   void load_policy(const YAML::Node& map, const Ctx& ctx);
+  void load_retention(const YAML::Node& map, const Ctx& ctx);
   void load_escalations(const YAML::Node& list, const Ctx& ctx);
   void load_correlations(const YAML::Node& list, const Ctx& ctx);
   void load_includes(const YAML::Node& origin, const Ctx& ctx);
@@ -104,8 +105,8 @@ void Loader::load_main(const std::string& path) {
     return;
   }
   if (!yaml::check_map(*root, "the config",
-                       {"node", "state_dir", "metrics", "control", "webhook", "include", "catalogs",
-                        "sources", "actions", "policy", "rules", "log"},
+                       {"node", "state_dir", "state", "metrics", "control", "webhook", "include",
+                        "catalogs", "sources", "actions", "policy", "rules", "log"},
                        ctx)) {
     return;
   }
@@ -115,6 +116,9 @@ void Loader::load_main(const std::string& path) {
   if (auto v = yaml::get_string(r, "state_dir", ctx))
     cfg.state_dir = resolve_config_path(base_dir, *v);
 
+  if (auto st = r["state"]; st.IsDefined() && yaml::check_map(st, "state", {"retention"}, ctx)) {
+    load_retention(st["retention"], ctx);
+  }
   if (auto m = r["metrics"]; m.IsDefined() && yaml::check_map(m, "metrics", {"listen"}, ctx)) {
     if (auto v = yaml::get_string(m, "listen", ctx)) cfg.metrics_listen = *v;
   }
@@ -306,6 +310,19 @@ void Loader::load_actions(const YAML::Node& map, const Ctx& ctx) {
       cur = next->second.after;
     }
   }
+}
+
+void Loader::load_retention(const YAML::Node& map, const Ctx& ctx) {
+  if (!map.IsDefined() || !yaml::check_map(map, "retention", {"max_age", "max_rows"}, ctx)) return;
+  if (auto v = yaml::get_duration(map, "max_age", ctx)) {
+    if (*v < std::chrono::hours(1)) {
+      ctx.error(map["max_age"], "max_age must be at least 1h (the journals explain recent faults)");
+    } else {
+      cfg.retention.max_age = *v;
+    }
+  }
+  if (auto v = yaml::get_int(map, "max_rows", ctx, 1000, int64_t{1} << 40))
+    cfg.retention.max_rows = *v;
 }
 
 void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {

@@ -23,6 +23,7 @@
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
 #include "daemon/state/lifecycle.hpp"
+#include "daemon/state/records.hpp"
 #include "rules/catalogs/faultdiag.hpp"
 #include "rules/catalogs/mindcluster.hpp"
 #include "rules/rule.hpp"
@@ -81,6 +82,7 @@ struct Config {
   std::map<std::string, ActionConfig> actions;
   PolicyConfig policy = default_policy();
   Duration position_save_interval = std::chrono::seconds(1);
+  Retention retention;  // state.retention
 
   std::shared_ptr<const RuleSet> rules;
   std::vector<std::string> rule_files;  // every file rules came from, for logs

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 namespace faultd::control {
 
@@ -36,8 +37,18 @@ std::string check_fields(const nlohmann::json& request) {
       return std::string(rule.name) + " must be a string";
     }
   }
-  if (auto it = request.find("all"); it != request.end() && !it->is_boolean()) {
-    return "all must be true or false";
+  for (const char* name : {"all", "verbose", "faults", "actions"}) {
+    if (auto it = request.find(name); it != request.end() && !it->is_boolean()) {
+      return std::string(name) + " must be true or false";
+    }
+  }
+  for (const char* name : {"before", "actions_before"}) {
+    auto it = request.find(name);
+    if (it != request.end() &&
+        (!it->is_number_unsigned() ||
+         it->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))) {
+      return std::string(name) + " must be a journal id";
+    }
   }
   if (auto it = request.find("limit"); it != request.end()) {
     if (!it->is_number_unsigned() || it->get<uint64_t>() > kMaxEventsLimit) {

@@ -280,6 +280,13 @@ Metrics::Metrics()
                        .Help("Failed writes to the state store (the input is read again).")
                        .Register(r)
                        .Add({});
+  auto& pruned = pm::BuildCounter()
+                     .Name("faultd_store_pruned_rows_total")
+                     .Help("Journal rows deleted by retention (state.retention), per journal.")
+                     .Register(r);
+  for (size_t i = 0; i < kJournalNames.size(); ++i) {
+    pruned_[i] = &pruned.Add({{"journal", std::string(kJournalNames[i])}});
+  }
   for (const char* result : {"success", "failure"}) reloads_->Add({{"result", result}});
   budget_remaining_ = &pm::BuildGauge()
                            .Name("faultd_isolation_budget_remaining")
@@ -426,6 +433,12 @@ void Metrics::on_isolation_budget(int remaining) {
 }
 
 void Metrics::on_store_error() { store_errors_->Increment(); }
+
+void Metrics::on_pruned(const PruneReport& report) {
+  for (size_t i = 0; i < pruned_.size(); ++i) {
+    pruned_[i]->Increment(static_cast<double>(report.deleted[i]));
+  }
+}
 
 void Metrics::set_sources(std::vector<std::shared_ptr<Source>> sources) {
   source_health_->set(std::move(sources));

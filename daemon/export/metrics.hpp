@@ -67,6 +67,7 @@ class Metrics {
   // Automatic isolations left in the current window (the blast-radius budget).
   void on_isolation_budget(int remaining);
   void on_store_error();
+  void on_pruned(const PruneReport& report);  // rows deleted by retention, per journal
   void set_sources(std::vector<std::shared_ptr<Source>> sources);
   // The webhook receiver's request counts by result, read at scrape time.
   using CountsFn = std::function<std::vector<std::pair<std::string_view, uint64_t>>()>;
@@ -102,6 +103,7 @@ class Metrics {
   prometheus::Histogram* detection_latency_ = nullptr;
   prometheus::Gauge* rules_loaded_ = nullptr;
   prometheus::Counter* store_errors_ = nullptr;
+  std::array<prometheus::Counter*, kJournalNames.size()> pruned_{};
   prometheus::Gauge* build_info_current_ = nullptr;
   prometheus::Gauge* budget_remaining_ = nullptr;
   prometheus::Gauge* budget_exhausted_ = nullptr;

@@ -3,6 +3,8 @@
 // manager's interface) can use them without the database.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +48,23 @@ struct ActionRecord {
   TimePoint created{};
   TimePoint started{};
   TimePoint finished{};
+};
+
+// How long the journals keep rows (config `state.retention`). A row that still explains a
+// device's state, an open incident or an unfinished action is kept whatever its age.
+struct Retention {
+  Duration max_age = std::chrono::hours(24 * 90);
+  int64_t max_rows = 100'000;  // per journal (faults, transitions, actions, incidents)
+  bool operator==(const Retention&) const = default;
+};
+
+// The journals retention prunes, in the order of PruneReport::deleted (metric label values).
+inline constexpr std::array<std::string_view, 5> kJournalNames = {
+    "faults", "transitions", "actions", "incidents", "positions"};
+
+struct PruneReport {
+  std::array<int64_t, kJournalNames.size()> deleted{};
+  bool more = false;  // a batch was full: there is more to prune now
 };
 
 }  // namespace faultd

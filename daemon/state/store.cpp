@@ -805,11 +805,14 @@ std::vector<Finding> Store::query_faults(const FaultQuery& q) const {
   std::string sql = std::string("SELECT ") + kFaultColumns + " FROM faults WHERE 1";
   if (!q.device.empty()) sql += " AND device = ?1";
   if (q.since) sql += " AND time_ms >= ?2";
+  // The page after a fault: the same order, keyed by (time, id) so that equal times page too.
+  if (q.before_id) sql += " AND (time_ms, id) < ((SELECT time_ms FROM faults WHERE id = ?4), ?4)";
   sql += " ORDER BY time_ms DESC, id DESC LIMIT ?3";
   Statement s(db_, sql, path_, "query faults");
   if (!q.device.empty()) s.bind_text(1, q.device);
   if (q.since) s.bind_int(2, to_unix_ms(*q.since));
   s.bind_int(3, sql_limit(q.limit));
+  if (q.before_id) s.bind_int(4, *q.before_id);
   std::vector<Finding> out;
   while (s.step()) out.push_back(read_finding(s, path_));
   return out;
@@ -897,13 +900,19 @@ std::vector<ActionRecord> Store::unfinished_actions() const {
   return out;
 }
 
-std::vector<ActionRecord> Store::query_actions(const std::string& device, size_t limit) const {
-  std::string sql = std::string("SELECT ") + kActionColumns + " FROM actions";
-  if (!device.empty()) sql += " WHERE device = ?1";
+std::vector<ActionRecord> Store::query_actions(const std::string& device, size_t limit,
+                                               std::optional<TimePoint> since,
+                                               std::optional<int64_t> before_id) const {
+  std::string sql = std::string("SELECT ") + kActionColumns + " FROM actions WHERE 1";
+  if (!device.empty()) sql += " AND device = ?1";
+  if (since) sql += " AND created_ms >= ?3";
+  if (before_id) sql += " AND id < ?4";
   sql += " ORDER BY id DESC LIMIT ?2";
   Statement s(db_, sql, path_, "query actions");
   if (!device.empty()) s.bind_text(1, device);
   s.bind_int(2, sql_limit(limit));
+  if (since) s.bind_int(3, to_unix_ms(*since));
+  if (before_id) s.bind_int(4, *before_id);
   std::vector<ActionRecord> out;
   while (s.step()) out.push_back(read_action(s, path_));
   return out;
@@ -959,6 +968,112 @@ std::vector<Incident> Store::query_incidents(const std::string& device, bool ope
   std::vector<Incident> out;
   while (s.step()) out.push_back(read_incident(s, path_));
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retention.
+
+namespace {
+
+// A journal as retention sees it. Every fragment is a constant of ours, never input.
+struct JournalTable {
+  const char* table;
+  // faultd's time of the row. `ordered`: it grows with the id (rows are appended as they
+  // happen), so the rows older than a cutoff are the ids below the first young row's id, found
+  // without reading the rest of the table.
+  const char* time_column;
+  bool ordered;
+  const char* keep;  // rows that still explain the present (a device's state and how it got there)
+};
+
+// In kJournalNames' order (positions are pruned apart: they have no id).
+constexpr std::array<JournalTable, 4> kJournalTables = {{
+    {"faults", "noticed_ms", true,
+     "id NOT IN (SELECT fault_id FROM devices)"
+     " AND id NOT IN (SELECT id FROM incidents WHERE open = 1)"
+     " AND id NOT IN (SELECT fault_id FROM actions WHERE status IN ('pending', 'running'))"},
+    {"transitions", "time_ms", true, "id NOT IN (SELECT max(id) FROM transitions GROUP BY device)"},
+    {"actions", "created_ms", true,
+     "status NOT IN ('pending', 'running') AND fault_id NOT IN (SELECT fault_id FROM devices)"},
+    {"incidents", "last_ms", false, "open = 0 AND id NOT IN (SELECT fault_id FROM devices)"},
+}};
+
+// Pages given back per prune: enough to follow a busy node, small enough to keep the io
+// thread's pause short.
+constexpr int kVacuumPages = 2048;
+
+}  // namespace
+
+PruneReport Store::prune(const Retention& r, TimePoint now, int64_t batch) {
+  const int64_t cutoff = to_unix_ms(now - r.max_age);
+  PruneReport report;
+  // The first column of the first row, if any; `bound` is ?1.
+  auto scalar = [&](const std::string& sql, std::optional<int64_t> bound) {
+    Statement s(db_, sql, path_, "retention: find the oldest row kept");
+    if (bound) s.bind_int(1, *bound);
+    return s.step() && !s.is_null(0) ? std::optional<int64_t>(s.int64(0)) : std::nullopt;
+  };
+  for (size_t i = 0; i < kJournalTables.size(); ++i) {
+    const JournalTable& j = kJournalTables[i];
+    const std::string table = j.table;
+    // Rows below `floor` are beyond the newest max_rows (or, when ordered, too old).
+    int64_t floor = scalar("SELECT id FROM " + table + " ORDER BY id DESC LIMIT 1 OFFSET ?1",
+                           std::max<int64_t>(r.max_rows - 1, 0))
+                        .value_or(0);
+    std::string old = "0";
+    if (j.ordered) {
+      const auto young = scalar(
+          "SELECT id FROM " + table + " WHERE " + j.time_column + " >= ?1 ORDER BY id LIMIT 1",
+          cutoff);
+      const auto end = scalar("SELECT max(id) + 1 FROM " + table, std::nullopt);
+      floor = std::max(floor, young.value_or(end.value_or(0)));
+    } else {
+      old = std::string(j.time_column) + " < ?3";
+    }
+    Statement del(db_,
+                  "DELETE FROM " + table + " WHERE id IN (SELECT id FROM " + table +
+                      " WHERE (id < ?1 OR " + old + ") AND " + j.keep + " ORDER BY id LIMIT ?2)",
+                  path_, "retention: delete old rows");
+    del.bind_int(1, floor);
+    del.bind_int(2, batch);
+    if (!j.ordered) del.bind_int(3, cutoff);
+    del.run();
+    report.deleted[i] = sqlite3_changes(db_);
+  }
+  {
+    Statement del(db_, R"sql(
+      DELETE FROM positions WHERE rowid IN
+        (SELECT rowid FROM positions WHERE updated_ms < ?1 LIMIT ?2)
+    )sql",
+                  path_, "retention: delete old read positions");
+    del.bind_int(1, cutoff);
+    del.bind_int(2, batch);
+    del.run();
+    report.deleted.back() = sqlite3_changes(db_);
+  }
+  for (const int64_t n : report.deleted) report.more = report.more || n >= batch;
+  if (std::any_of(report.deleted.begin(), report.deleted.end(), [](int64_t n) { return n > 0; })) {
+    Statement vacuum(db_, "PRAGMA incremental_vacuum(" + std::to_string(kVacuumPages) + ")", path_,
+                     "retention: give free pages back");
+    vacuum.run();
+  }
+  return report;
+}
+
+std::optional<TimePoint> Store::oldest_position_update() const {
+  Statement s(db_, "SELECT min(updated_ms) FROM positions", path_, "oldest read position");
+  if (!s.step() || s.is_null(0)) return std::nullopt;
+  return from_unix_ms(s.int64(0));
+}
+
+void Store::enable_incremental_vacuum() {
+  constexpr int64_t kIncremental = 2;
+  {
+    Statement s(db_, "PRAGMA auto_vacuum", path_, "read auto_vacuum");
+    if (s.step() && s.int64(0) == kIncremental) return;
+  }
+  exec("PRAGMA auto_vacuum=INCREMENTAL", "set auto_vacuum=INCREMENTAL");
+  exec("VACUUM", "vacuum (once, to turn on incremental auto-vacuum)");
 }
 
 }  // namespace faultd

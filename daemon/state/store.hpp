@@ -48,7 +48,9 @@ class StoreError : public std::runtime_error {
 struct FaultQuery {
   std::string device;              // empty: all devices
   std::optional<TimePoint> since;  // only faults at or after
-  size_t limit = 1000;             // newest first
+  // Only faults after this one in the newest-first order (the next page); the fault must exist.
+  std::optional<int64_t> before_id;
+  size_t limit = 1000;  // newest first
 };
 
 class Store {
@@ -129,8 +131,24 @@ class Store {
   // StoreError when there is no such row. (action, device, fault_id, created) never change.
   void update_action(const ActionRecord& a);
   std::vector<ActionRecord> unfinished_actions() const;  // Pending or Running, oldest first
-  // Newest first; `device` empty: all devices.
-  std::vector<ActionRecord> query_actions(const std::string& device, size_t limit) const;
+  // Newest first; `device` empty: all devices; `since`: created at or after; `before_id`: only
+  // older rows (the next page).
+  std::vector<ActionRecord> query_actions(const std::string& device, size_t limit,
+                                          std::optional<TimePoint> since = std::nullopt,
+                                          std::optional<int64_t> before_id = std::nullopt) const;
+
+  // Retention: deletes up to `batch` rows per journal that are older than `r.max_age` (by
+  // faultd's clock when it journaled them) or beyond the newest `r.max_rows`, oldest first, and
+  // gives the freed pages back to the file system. Rows a device, an open incident or an
+  // unfinished action still refers to are kept. Read positions are pruned by age only; the
+  // caller saves the positions of the files it follows first (see oldest_position_update).
+  PruneReport prune(const Retention& r, TimePoint now, int64_t batch);
+  // The oldest `updated` time of a saved read position, if there is any.
+  std::optional<TimePoint> oldest_position_update() const;
+  // Turns on incremental auto-vacuum (so that pruning shrinks the file). A database created
+  // before needs a one-time VACUUM, which this runs; throws StoreError when it fails (a full
+  // disk: pruned pages are then still reused, the file just does not shrink).
+  void enable_incremental_vacuum();
 
  private:
   struct Cache;  // prepared statements reused by the hot paths
