@@ -269,10 +269,7 @@ struct CommandSource::Impl {
   void reap(Run& run, TimePoint now) {
     if (run.exited) return;
     int status = 0;
-    pid_t got;
-    do {
-      got = ::waitpid(run.pid, &status, WNOHANG);
-    } while (got < 0 && errno == EINTR);
+    const pid_t got = reap_child(run.pid, &status, /*block=*/false);
     if (got == run.pid || (got < 0 && errno == ECHILD)) {
       run.exited = true;
       run.status = got == run.pid ? status : -1;
@@ -444,8 +441,7 @@ CommandSource::~CommandSource() {
   for (auto& [_, run] : impl_->runs) {
     if (run->exited) continue;
     signal_process_group(run->pid, SIGKILL);
-    while (::waitpid(run->pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    reap_child(run->pid, nullptr, /*block=*/true);
   }
 }
 

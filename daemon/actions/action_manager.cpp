@@ -67,15 +67,21 @@ void ActionManager::resume_journal() {
       save(r);
       continue;
     }
-    spdlog::info("re-running action {} for device {} fault {}: it was {} when faultd stopped",
-                 a.action, a.device, a.fault_id, to_string(a.status));
+    std::optional<ProcessIdentity> survivor;
+    if (a.status == ActionStatus::Running && is_running(a.process)) survivor = a.process;
+    spdlog::info("re-running action {} for device {} fault {}: it was {} when faultd stopped{}",
+                 a.action, a.device, a.fault_id, to_string(a.status),
+                 survivor ? fmt::format("; its hook (pid {}) is still running: waiting for it",
+                                        survivor->pid)
+                          : std::string());
     // A running one was counted against the budget when it started; a pending one never
     // started (journaled with its finding just before a crash), so the budget still applies.
-    launch(cfg->second, *fault, /*by_operator=*/a.status == ActionStatus::Running);
+    launch(cfg->second, *fault, /*by_operator=*/a.status == ActionStatus::Running, survivor);
   }
 }
 
-HookInput ActionManager::hook_input(const ActionConfig& action, const Finding& fault) const {
+HookInput ActionManager::hook_input(const ActionConfig& action, const Finding& fault,
+                                    int attempt) const {
   HookInput in;
   in.env = {
       {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
@@ -87,6 +93,10 @@ HookInput ActionManager::hook_input(const ActionConfig& action, const Finding& f
       {"FAULTD_LEVEL", std::string(to_string(fault.level))},
       {"FAULTD_FAULT_ID", std::to_string(fault.id)},
       {"FAULTD_DRY_RUN", settings_.dry_run ? "1" : "0"},
+      // 1 for the first run of this action for this fault; more when an earlier run (or a
+      // retry after exit 75) started and faultd stopped before it ended: the hook may find
+      // its own work half done.
+      {"FAULTD_ATTEMPT", std::to_string(attempt)},
   };
   nlohmann::json j = to_json(fault);
   j["action"] = action.name;
@@ -97,7 +107,8 @@ HookInput ActionManager::hook_input(const ActionConfig& action, const Finding& f
   return in;
 }
 
-void ActionManager::launch(const ActionConfig& action, const Finding& fault, bool by_operator) {
+void ActionManager::launch(const ActionConfig& action, const Finding& fault, bool by_operator,
+                           std::optional<ProcessIdentity> survivor) {
   ActionRecord rec = store_.ensure_action(action.name, fault.device, fault.id, clock_.now());
   if (rec.status == ActionStatus::Success || rec.status == ActionStatus::Skipped ||
       rec.status == ActionStatus::Failure || rec.status == ActionStatus::Timeout) {
@@ -105,7 +116,16 @@ void ActionManager::launch(const ActionConfig& action, const Finding& fault, boo
     if (rec.status == ActionStatus::Success) start_dependents(action.name, fault, true);
     return;
   }
-  if (running_ids_.count(rec.id) != 0) return;  // already under way in this process
+  if (running_ids_.count(rec.id) != 0 || queued_ids_.count(rec.id) != 0) return;  // under way
+  if (running_ids_.size() >= static_cast<size_t>(settings_.max_concurrent_hooks)) {
+    queue_.push_back({rec.id, action.name, fault.id, by_operator});
+    queued_ids_.insert(rec.id);
+    rec.status = ActionStatus::Pending;
+    rec.detail = "queued: " + std::to_string(running_ids_.size()) +
+                 " hooks running (policy.max_concurrent_hooks)";
+    save(rec);
+    return;
+  }
   if (action.name == kIsolateAction && !by_operator && !isolation_budget_left()) {
     rec.status = ActionStatus::Skipped;
     rec.detail = "isolation budget exhausted (" + std::to_string(settings_.max_isolations) +
@@ -120,40 +140,73 @@ void ActionManager::launch(const ActionConfig& action, const Finding& fault, boo
   rec.status = ActionStatus::Running;
   rec.started = clock_.now();
   rec.detail = settings_.dry_run ? "dry run" : "";
+  if (survivor)
+    rec.detail = "waiting for the run left by the previous faultd (pid " +
+                 std::to_string(survivor->pid) + ")";
   save(rec);
   running_ids_.insert(rec.id);
   spdlog::info("running action {} for device {} fault {}{}", action.name, fault.device, fault.id,
                settings_.dry_run ? " (dry run)" : "");
+  // The record as journaled, shared by the spawn and completion callbacks: each attempt's
+  // process is journaled as it starts, so a faultd killed meanwhile knows what to wait for.
+  auto live = std::make_shared<ActionRecord>(rec);
+  RunOptions options;
+  options.wait_for = survivor;
+  options.on_spawn = [this, live](const ProcessIdentity& process) {
+    live->attempts += 1;
+    live->process = process;
+    live->detail = settings_.dry_run ? "dry run" : "";
+    save(*live);
+  };
   runner_.run(
-      action.hook, hook_input(action, fault), [this, rec, fault](const HookResult& result) mutable {
-        running_ids_.erase(rec.id);
-        rec.attempts += result.attempts;
-        rec.exit_code = result.outcome == HookResult::Outcome::Exited ? result.exit_code : -1;
-        rec.output = result.output;
-        rec.finished = clock_.now();
+      action.hook, hook_input(action, fault, rec.attempts + 1),
+      [this, live, fault](const HookResult& result) {
+        ActionRecord& ended = *live;
+        running_ids_.erase(ended.id);
+        ended.exit_code = result.outcome == HookResult::Outcome::Exited ? result.exit_code : -1;
+        ended.output = result.output;
+        ended.finished = clock_.now();
         switch (result.outcome) {
           case HookResult::Outcome::Exited:
-            rec.status = result.exit_code == 0 ? ActionStatus::Success : ActionStatus::Failure;
+            ended.status = result.exit_code == 0 ? ActionStatus::Success : ActionStatus::Failure;
             break;
           case HookResult::Outcome::TimedOut:
-            rec.status = ActionStatus::Timeout;
+            ended.status = ActionStatus::Timeout;
             break;
           case HookResult::Outcome::Cancelled:
             // faultd is stopping: leave it Running so the next start re-runs it.
-            save(rec);
+            save(ended);
             return;
           default:
-            rec.status = ActionStatus::Failure;
+            ended.status = ActionStatus::Failure;
             break;
         }
-        if (!result.error.empty()) rec.detail = result.error;
-        if (rec.status == ActionStatus::Success) {
-          save_success(rec);
+        ended.process = {};
+        if (!result.error.empty()) ended.detail = result.error;
+        if (ended.status == ActionStatus::Success) {
+          save_success(ended);
         } else {
-          save(rec);
+          save(ended);
         }
-        finish(rec, &result, fault);
-      });
+        finish(ended, &result, fault);
+        start_queued();
+      },
+      std::move(options));
+}
+
+// Starts what waited for a free slot, first come first served. The fault is read back from the
+// journal: the queue holds ids only, so a burst costs no memory per finding text.
+void ActionManager::start_queued() {
+  while (!queue_.empty() &&
+         running_ids_.size() < static_cast<size_t>(settings_.max_concurrent_hooks)) {
+    const Queued next = queue_.front();
+    queue_.pop_front();
+    queued_ids_.erase(next.action_id);
+    const auto cfg = settings_.actions.find(next.action);
+    const auto fault = store_.find_fault(next.fault_id);
+    if (cfg == settings_.actions.end() || !fault) continue;  // resume_journal's rule at start
+    launch(cfg->second, *fault, next.by_operator);
+  }
 }
 
 // The journal is the idempotence key; if it cannot be written (disk full), the hook outcome is

@@ -5,10 +5,15 @@
 // are skipped when it failed. Automatic isolations are limited per time window (blast radius):
 // beyond the limit the isolate action is journaled as skipped and nothing runs.
 //
+// At most `max_concurrent_hooks` hooks run at once; the others wait in a queue of journal ids
+// (first come, first served) and stay `pending` in the journal with the reason in `detail`.
+//
 // Lifecycle: constructed by the app with the HookRunner and the Store; `configure()` on start
 // and reload; `resume_journal()` once at start re-runs actions that were pending or running when
-// the previous process died. `on_finished` reports every final outcome to the app, which updates
-// state (isolate succeeded → isolated) and metrics.
+// the previous process died. A running one whose hook process outlived that faultd (pid and
+// start time are journaled) is waited for, with the hook's timeout, then killed, before it runs
+// again; the hook sees FAULTD_ATTEMPT > 1 then. `on_finished` reports every final outcome to the
+// app, which updates state (isolate succeeded → isolated) and metrics.
 //
 // Threading: io thread only; hooks run asynchronously, so a slow hook never blocks reading.
 #pragma once
@@ -16,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,6 +45,7 @@ struct ActionSettings {
   bool dry_run = false;
   int max_isolations = 2;
   Duration isolation_window = std::chrono::hours(1);
+  int max_concurrent_hooks = 16;  // more wait in a queue, journaled as pending
   std::map<std::string, ActionConfig> actions;
 };
 
@@ -61,17 +68,20 @@ class ActionManager {
   // running). Succeeded actions are never touched.
   void resume_journal();
   size_t in_flight() const { return running_ids_.size(); }
+  size_t queued() const { return queue_.size(); }
   // Isolations started within the window (for the budget metric).
   int isolations_in_window() const;
 
  private:
-  void launch(const ActionConfig& action, const Finding& fault, bool by_operator);
+  void launch(const ActionConfig& action, const Finding& fault, bool by_operator,
+              std::optional<ProcessIdentity> survivor = std::nullopt);
+  void start_queued();
   void finish(ActionRecord record, const HookResult* result, const Finding& fault);
   void start_dependents(const std::string& parent, const Finding& fault, bool parent_ok);
   bool isolation_budget_left();
   void save_success(const ActionRecord& rec);
   void save(const ActionRecord& rec);
-  HookInput hook_input(const ActionConfig& action, const Finding& fault) const;
+  HookInput hook_input(const ActionConfig& action, const Finding& fault, int attempt) const;
 
   HookRunner& runner_;
   Store& store_;
@@ -81,6 +91,14 @@ class ActionManager {
   std::deque<TimePoint> isolation_starts_;
   bool seeded_ = false;            // isolation_starts_ loaded from the journal
   std::set<int64_t> running_ids_;  // action journal ids with a hook under way
+  struct Queued {
+    int64_t action_id;
+    std::string action;
+    int64_t fault_id;
+    bool by_operator;
+  };
+  std::deque<Queued> queue_;  // waiting for a free slot (max_concurrent_hooks)
+  std::set<int64_t> queued_ids_;
 };
 
 }  // namespace faultd

@@ -47,6 +47,8 @@ constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/
 // writing must not keep us reading forever).
 constexpr int kReadsPerWakeup = 16;
 constexpr size_t kFinalDrainLimit = size_t{1} << 20;
+// How often a survivor of an earlier faultd is looked at.
+constexpr auto kSurvivorPoll = std::chrono::milliseconds(100);
 
 std::string format_ms(Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + "ms";
@@ -83,6 +85,13 @@ struct HookRun {
   // `done` must never run inside run().
   std::optional<HookResult> pending;
 
+  std::function<void(const ProcessIdentity&)> on_spawn;
+  // A run of the same hook left by an earlier faultd: the first attempt waits until it is gone
+  // (SIGTERM to its group once `survivor_deadline` passes, SIGKILL after the grace).
+  std::optional<ProcessIdentity> survivor;
+  SteadyClock::time_point survivor_deadline;
+  int survivor_signal = 0;  // the last signal sent to it
+
   explicit HookRun(asio::io_context& io) : timer(io) {}
 };
 
@@ -93,6 +102,8 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
   asio::signal_set sigchld;
   bool sigchld_armed = false;
   bool shut_down = false;
+  // As PID 1, every orphan below faultd becomes its child: SIGCHLD is always listened to.
+  const bool adopts_orphans = ::getpid() == 1;
   uint64_t next_id = 1;
   std::map<uint64_t, std::unique_ptr<HookRun>> runs;
   std::vector<pid_t> orphans;  // SIGKILLed at shutdown, reaped when they get around to dying
@@ -105,22 +116,48 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
 
   // ---- starting
 
-  void run(const HookSpec& spec, HookInput input, std::function<void(HookResult)> done) {
+  void run(const HookSpec& spec, HookInput input, std::function<void(HookResult)> done,
+           RunOptions options) {
     auto owned = std::make_unique<HookRun>(io);
     HookRun& r = *owned;
     r.id = next_id++;
     r.spec = spec;
     r.input = std::move(input);
     r.done = std::move(done);
+    r.on_spawn = std::move(options.on_spawn);
     r.started = SteadyClock::now();
     runs.emplace(r.id, std::move(owned));
     if (shut_down) {
       deliver_later(r, make_result(r, HookResult::Outcome::Cancelled, "hook runner shut down"));
       return;
     }
+    if (options.wait_for && is_running(*options.wait_for)) {
+      r.survivor = options.wait_for;
+      r.survivor_deadline = SteadyClock::now() + r.spec.timeout;
+      wait_for_survivor(r);
+      return;
+    }
     if (std::string error = start_attempt(r); !error.empty()) {
       deliver_later(r, make_result(r, HookResult::Outcome::SpawnFailed, std::move(error)));
     }
+  }
+
+  // Polls until the survivor is gone, then starts the first attempt. It is not our child (its
+  // parent died), so there is no SIGCHLD to wait for.
+  void wait_for_survivor(HookRun& r) {
+    if (!is_running(*r.survivor)) {
+      r.survivor.reset();
+      if (std::string error = start_attempt(r); !error.empty()) {
+        deliver(r.id, make_result(r, HookResult::Outcome::SpawnFailed, std::move(error)));
+      }
+      return;
+    }
+    if (SteadyClock::now() >= r.survivor_deadline && r.survivor_signal != SIGKILL) {
+      r.survivor_signal = r.survivor_signal == 0 ? SIGTERM : SIGKILL;
+      signal_process_group(r.survivor->pid, r.survivor_signal);
+      r.survivor_deadline = SteadyClock::now() + r.spec.kill_grace;
+    }
+    arm_timer(r, kSurvivorPoll, [this](HookRun& run) { wait_for_survivor(run); });
   }
 
   // Returns an error when the child could not be started.
@@ -142,6 +179,9 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
     if (child.pid < 0) return child.error;
 
     r.pid = child.pid;
+    if (r.on_spawn) {
+      r.on_spawn(identify_process(child.pid).value_or(ProcessIdentity{child.pid, 0}));
+    }
     r.output_pipe.emplace(io, child.output_fd.release());
     if (r.input.stdin_data.empty()) {
       child.stdin_fd.reset();  // immediate EOF
@@ -301,7 +341,8 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
       if (r && r->pid > 0) poll_child(*r);
     }
     reap_orphans();
-    if (has_children()) arm_sigchld();
+    reap_adopted_children();
+    if (has_children() || adopts_orphans) arm_sigchld();
   }
 
   void poll_child(HookRun& r) {
@@ -318,16 +359,13 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
     if (info.si_pid == 0) return;                           // still running (or merely stopped)
     if (r.timed_out) signal_process_group(r.pid, SIGKILL);  // leftovers that ignored SIGTERM
     int status = 0;
-    pid_t got;
-    do {
-      got = ::waitpid(r.pid, &status, WNOHANG);
-    } while (got < 0 && errno == EINTR);
+    const pid_t got = reap_child(r.pid, &status, /*block=*/false);
     finish_attempt(r, got == r.pid ? std::optional<int>(status) : std::nullopt);
   }
 
   void reap_orphans() {
     std::erase_if(orphans, [](pid_t pid) {
-      const pid_t got = ::waitpid(pid, nullptr, WNOHANG);
+      const pid_t got = reap_child(pid, nullptr, /*block=*/false);
       return got == pid || (got < 0 && errno == ECHILD);
     });
   }
@@ -441,8 +479,9 @@ HookRunner::HookRunner(asio::io_context& io) : impl_(std::make_shared<Impl>(io))
 // NOLINTNEXTLINE(bugprone-exception-escape): only a throwing `done` can throw here.
 HookRunner::~HookRunner() { impl_->shutdown(); }
 
-void HookRunner::run(const HookSpec& spec, HookInput input, std::function<void(HookResult)> done) {
-  impl_->run(spec, std::move(input), std::move(done));
+void HookRunner::run(const HookSpec& spec, HookInput input, std::function<void(HookResult)> done,
+                     RunOptions options) {
+  impl_->run(spec, std::move(input), std::move(done), std::move(options));
 }
 
 size_t HookRunner::running() const { return impl_->runs.size(); }

@@ -12,6 +12,8 @@
 // with waitpid(pid, WNOHANG), so no thread blocks and kernels without pidfd work too. Only our
 // own pids are reaped: the rest of the daemon must not waitpid(-1) nor set SIGCHLD to SIG_IGN
 // (a run whose child was reaped elsewhere completes as Exited, exit_code -1, with an error).
+// The one exception: as PID 1 the runner also reaps the orphans re-parented to faultd
+// (reap_adopted_children), never a child spawn_process started.
 // asio installs its SIGCHLD handler without SA_RESTART, so threads that make blocking calls
 // should block SIGCHLD or retry on EINTR.
 //
@@ -29,10 +31,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "daemon/core/child_process.hpp"
 #include "daemon/core/types.hpp"
 
 namespace boost::asio {
@@ -77,6 +81,15 @@ struct HookResult {
 };
 std::string_view to_string(HookResult::Outcome o);
 
+struct RunOptions {
+  // A run of this hook that an earlier faultd left behind (it was killed while the hook ran):
+  // the first attempt starts once that process is gone. It is given the hook's timeout to
+  // finish, then its process group gets SIGTERM and, after kill_grace, SIGKILL.
+  std::optional<ProcessIdentity> wait_for;
+  // Called with each attempt's process as soon as it runs (to journal it).
+  std::function<void(const ProcessIdentity&)> on_spawn;
+};
+
 inline constexpr int kHookExitTempFail = 75;
 
 // The wait before retry number `retry` (1 = the wait after the first attempt exited 75):
@@ -90,7 +103,8 @@ class HookRunner {
   HookRunner(const HookRunner&) = delete;
   HookRunner& operator=(const HookRunner&) = delete;
 
-  void run(const HookSpec& spec, HookInput input, std::function<void(HookResult)> done);
+  void run(const HookSpec& spec, HookInput input, std::function<void(HookResult)> done,
+           RunOptions options = {});
   size_t running() const;  // runs not yet completed (including those waiting to retry)
   void shutdown();
 

@@ -73,6 +73,7 @@ ActionSettings action_settings(const Config& c) {
   s.dry_run = c.policy.dry_run;
   s.max_isolations = c.policy.max_isolations;
   s.isolation_window = c.policy.isolation_window;
+  s.max_concurrent_hooks = c.policy.max_concurrent_hooks;
   s.actions = c.actions;
   return s;
 }

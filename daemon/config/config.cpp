@@ -327,8 +327,8 @@ void Loader::load_retention(const YAML::Node& map, const Ctx& ctx) {
 
 void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
   if (!yaml::check_map(map, "policy",
-                       {"max_isolations", "dry_run", "default_level", "levels", "incident_ttl",
-                        "storm", "escalate", "correlate", "diagnosis"},
+                       {"max_isolations", "max_concurrent_hooks", "dry_run", "default_level",
+                        "levels", "incident_ttl", "storm", "escalate", "correlate", "diagnosis"},
                        ctx)) {
     return;
   }
@@ -363,6 +363,9 @@ void Loader::load_policy(const YAML::Node& map, const Ctx& ctx) {
     } else {
       ctx.error(d["on_pass"], "diagnosis.on_pass must be 'release' or 'keep'");
     }
+  }
+  if (auto v = yaml::get_int(map, "max_concurrent_hooks", ctx, 1, 128)) {
+    cfg.policy.max_concurrent_hooks = static_cast<int>(*v);
   }
   if (auto m = map["max_isolations"];
       m.IsDefined() && yaml::check_map(m, "max_isolations", {"count", "window"}, ctx)) {

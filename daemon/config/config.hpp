@@ -40,6 +40,8 @@ struct LevelPolicy {
 struct PolicyConfig {
   int max_isolations = 2;  // blast radius: isolate hooks started per window on this node
   Duration isolation_window = std::chrono::hours(1);
+  // Hooks running at once; the rest wait their turn (journaled as pending).
+  int max_concurrent_hooks = 16;
   bool dry_run = false;
   FaultLevel default_level = FaultLevel::NotHandleFault;  // codes no catalogue knows
   std::array<LevelPolicy, kFaultLevelCount> levels{};

@@ -13,6 +13,10 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
 
 #if __has_include(<linux/close_range.h>)
 #include <linux/close_range.h>
@@ -250,6 +254,84 @@ ssize_t write_no_sigpipe(int fd, const char* data, size_t size) {
   return n;
 }
 
+namespace {
+
+// The children spawn_process started and nobody reaped yet: the PID-1 reaper leaves them to
+// their owners. Spawning may happen on any thread.
+std::mutex g_spawned_mutex;
+std::set<pid_t> g_spawned;
+
+void remember_child(pid_t pid) {
+  const std::lock_guard lock(g_spawned_mutex);
+  g_spawned.insert(pid);
+}
+
+void forget_child(pid_t pid) {
+  const std::lock_guard lock(g_spawned_mutex);
+  g_spawned.erase(pid);
+}
+
+bool spawned_here(pid_t pid) {
+  const std::lock_guard lock(g_spawned_mutex);
+  return g_spawned.count(pid) != 0;
+}
+
+// Fields of /proc/PID/stat after the command name (which may hold spaces and ')'): state is
+// the first, the start time the twentieth.
+std::optional<std::pair<char, uint64_t>> read_stat(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(close + 1));
+  char state = 0;
+  fields >> state;
+  std::string skip;
+  for (int i = 0; i < 18 && fields >> skip; ++i) {
+  }
+  uint64_t start = 0;
+  if (!(fields >> start)) return std::nullopt;
+  return std::make_pair(state, start);
+}
+
+}  // namespace
+
+pid_t reap_child(pid_t pid, int* status, bool block) {
+  pid_t got;
+  do {
+    got = ::waitpid(pid, status, block ? 0 : WNOHANG);
+  } while (got < 0 && errno == EINTR);
+  if (got == pid || (got < 0 && errno == ECHILD)) forget_child(pid);
+  return got;
+}
+
+size_t reap_adopted_children() {
+  if (::getpid() != 1) return 0;
+  size_t reaped = 0;
+  // Each round peeks at one exited child. One that an owner will reap stops the sweep; the
+  // owner's own SIGCHLD handling comes first, so that is rare and lasts until the next sweep.
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) break;
+    if (spawned_here(info.si_pid)) break;
+    if (::waitpid(info.si_pid, nullptr, WNOHANG) == info.si_pid) ++reaped;
+  }
+  return reaped;
+}
+
+std::optional<ProcessIdentity> identify_process(pid_t pid) {
+  const auto stat = read_stat(pid);
+  if (!stat || stat->first == 'Z') return std::nullopt;
+  return ProcessIdentity{pid, stat->second};
+}
+
+bool is_running(const ProcessIdentity& process) {
+  if (process.pid <= 0) return false;
+  const auto now = identify_process(process.pid);
+  return now && now->start_ticks == process.start_ticks;
+}
+
 void signal_process_group(pid_t pgid, int sig) {
   if (::kill(-pgid, sig) != 0 && errno == ESRCH) ::kill(pgid, sig);
 }
@@ -308,8 +390,7 @@ SpawnedProcess spawn_process(const std::string& path, const std::vector<std::str
   out.write.reset();
   err.write.reset();
   if (const auto report = read_child_error(err.read.get())) {
-    int status;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {  // never remembered as ours
     }
     result.error = describe_child_error(*report, path);
     return result;
@@ -319,6 +400,7 @@ SpawnedProcess spawn_process(const std::string& path, const std::vector<std::str
   // stay blocking, as programs expect.
   set_nonblocking(in.write.get());
   set_nonblocking(out.read.get());
+  remember_child(pid);
   result.pid = pid;
   result.stdin_fd = std::move(in.write);
   result.output_fd = std::move(out.read);

@@ -5,13 +5,16 @@
 // and the callers deal only with their own event loops.
 //
 // Lifecycle: spawn_process() returns once the child has called execve (or failed to); the
-// caller owns the returned pid (it must reap it) and the two parent-side pipe ends.
+// caller owns the returned pid (it must reap it, with reap_child) and the two parent-side pipe
+// ends.
 //
 // Threading: callable from any thread; it blocks all signals of the calling thread for the
 // duration of fork() so no handler runs in the child before it resets them.
 #pragma once
 
 #include <sys/types.h>
+
+#include <cstdint>
 
 #include <optional>
 #include <string>
@@ -70,6 +73,28 @@ std::optional<std::string> resolve_executable(std::string_view name, std::string
 // process disposition is: SIGPIPE is blocked on this thread for the write and a SIGPIPE the
 // write raised is consumed before unblocking. Returns what write(2) returned (errno preserved).
 ssize_t write_no_sigpipe(int fd, const char* data, size_t size);
+
+// Waits for a child that spawn_process started, by its pid (faultd never waits for "any
+// child": the owner of a child reads its exit status). `block`: wait until it exits. Returns
+// the pid once reaped (its status in `status`, if not null), 0 while it runs, -1 with errno
+// (ECHILD: it was reaped elsewhere). Retries on EINTR.
+pid_t reap_child(pid_t pid, int* status, bool block);
+
+// When faultd is PID 1 (a container started with `exec faultd`), the orphans of its hooks (a
+// daemonised helper, a `sleep &`) are re-parented to it, and nobody else can reap them. Reaps
+// every exited child that spawn_process did not start; returns how many. Does nothing (0) in
+// any other process.
+size_t reap_adopted_children();
+
+// A process named by its pid and its start time (field 22 of /proc/PID/stat, in clock ticks
+// since boot), so that a reused pid is never taken for it.
+struct ProcessIdentity {
+  pid_t pid = 0;
+  uint64_t start_ticks = 0;
+};
+std::optional<ProcessIdentity> identify_process(pid_t pid);
+// True while that very process exists and has not exited (a zombie has).
+bool is_running(const ProcessIdentity& process);
 
 // Signals the child's process group (its grandchildren too), or the leader alone if it left its
 // group (setsid).

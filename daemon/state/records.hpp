@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "daemon/core/child_process.hpp"
 #include "daemon/core/types.hpp"
 
 namespace faultd {
@@ -48,6 +49,9 @@ struct ActionRecord {
   TimePoint created{};
   TimePoint started{};
   TimePoint finished{};
+  // The hook's process while it runs (pid 0: none), so that the next faultd can tell whether a
+  // run it finds `running` in the journal outlived the previous process.
+  ProcessIdentity process;
 };
 
 // How long the journals keep rows (config `state.retention`). A row that still explains a

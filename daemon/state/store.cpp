@@ -199,9 +199,19 @@ void migrate_to_v4(sqlite3* db, const std::string& path) {
                path, "migrate to schema 4");
 }
 
+// Version 5: the process of a running action (pid and start time), so that a faultd started
+// after a kill -9 can tell whether the hook it would re-run is still running. 0: none known.
+void migrate_to_v5(sqlite3* db, const std::string& path) {
+  sqlite::exec(db, R"sql(
+    ALTER TABLE actions ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE actions ADD COLUMN pid_start INTEGER NOT NULL DEFAULT 0;
+  )sql",
+               path, "migrate to schema 5");
+}
+
 using MigrationStep = void (*)(sqlite3*, const std::string&);
-constexpr std::array<MigrationStep, 4> kMigrations = {&migrate_to_v1, &migrate_to_v2,
-                                                      &migrate_to_v3, &migrate_to_v4};
+constexpr std::array<MigrationStep, 5> kMigrations = {
+    &migrate_to_v1, &migrate_to_v2, &migrate_to_v3, &migrate_to_v4, &migrate_to_v5};
 static_assert(kMigrations.size() == Store::kSchemaVersion,
               "every schema version needs exactly one migration step");
 
@@ -216,7 +226,7 @@ constexpr const char* kTransitionColumns =
     "device, from_state, to_state, reason, fault_id, level, rule, code, time_ms";
 constexpr const char* kActionColumns =
     "id, action, device, fault_id, status, attempts, exit_code, output, detail, created_ms, "
-    "started_ms, finished_ms";
+    "started_ms, finished_ms, pid, pid_start";
 
 // A value SQLite cannot hold as a positive LIMIT is no limit at all.
 int64_t sql_limit(size_t limit) {
@@ -316,6 +326,7 @@ ActionRecord read_action(const Statement& s, const std::string& path) {
   a.created = from_unix_ms(s.int64(9));
   a.started = from_unix_ms(s.int64(10));
   a.finished = from_unix_ms(s.int64(11));
+  a.process = {static_cast<pid_t>(s.int64(12)), s.u64(13)};
   return a;
 }
 
@@ -870,7 +881,7 @@ ActionRecord Store::ensure_action(const std::string& action, const std::string& 
 void Store::update_action(const ActionRecord& a) {
   Statement s(db_, R"sql(
     UPDATE actions SET status = ?2, attempts = ?3, exit_code = ?4, output = ?5, detail = ?6,
-      started_ms = ?7, finished_ms = ?8
+      started_ms = ?7, finished_ms = ?8, pid = ?9, pid_start = ?10
     WHERE id = ?1
   )sql",
               path_, "update action");
@@ -882,6 +893,8 @@ void Store::update_action(const ActionRecord& a) {
   s.bind_text(6, a.detail);
   s.bind_int(7, to_unix_ms(a.started));
   s.bind_int(8, to_unix_ms(a.finished));
+  s.bind_int(9, a.process.pid);
+  s.bind_u64(10, a.process.start_ticks);
   s.run();
   if (sqlite3_changes(db_) == 0) {
     throw StoreError(path_ + ": update action: no action with id " + std::to_string(a.id));

@@ -55,7 +55,7 @@ struct FaultQuery {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   // Opens or creates the database at `path` (the directory must exist), sets WAL mode and
   // migrates. Throws StoreError with a message naming the path and the cause (corrupt file,
@@ -127,7 +127,7 @@ class Store {
   // inserts a Pending one: the key that makes hooks idempotent across restarts.
   ActionRecord ensure_action(const std::string& action, const std::string& device, int64_t fault_id,
                              TimePoint now);
-  // Writes status, attempts, exit code, output, detail and times of the row `a.id`; throws
+  // Writes status, attempts, exit code, output, detail, times and process of the row `a.id`; throws
   // StoreError when there is no such row. (action, device, fault_id, created) never change.
   void update_action(const ActionRecord& a);
   std::vector<ActionRecord> unfinished_actions() const;  // Pending or Running, oldest first

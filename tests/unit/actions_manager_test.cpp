@@ -9,7 +9,11 @@
 #include <set>
 #include <sstream>
 
+#include <sys/wait.h>
+#include <csignal>
+
 #include "daemon/actions/action_manager.hpp"
+#include "daemon/core/child_process.hpp"
 #include "daemon/state/store.hpp"
 #include "tests/support/fake_clock.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -44,9 +48,11 @@ struct Harness {
     return a;
   }
 
-  void configure(std::vector<ActionConfig> list, int max_isolations = 10, bool dry_run = false) {
+  void configure(std::vector<ActionConfig> list, int max_isolations = 10, bool dry_run = false,
+                 int max_concurrent_hooks = 16) {
     ActionSettings s;
     s.node = "n1";
+    s.max_concurrent_hooks = max_concurrent_hooks;
     s.dry_run = dry_run;
     s.max_isolations = max_isolations;
     s.isolation_window = 1h;
@@ -246,6 +252,7 @@ TEST_CASE(
   std::ifstream in(dump);
   std::vector<std::string> args;
   std::set<std::string> env_names;
+  std::set<std::string> env_lines;
   std::string stdin_text;
   bool in_stdin = false;
   for (std::string line; std::getline(in, line);) {
@@ -255,6 +262,7 @@ TEST_CASE(
       args.push_back(line.substr(4));
     } else if (line.rfind("ENV:", 0) == 0) {
       env_names.insert(line.substr(4, line.find('=') - 4));
+      env_lines.insert(line.substr(4));
     } else if (line == "STDIN:") {
       in_stdin = true;
     }
@@ -262,7 +270,129 @@ TEST_CASE(
   CHECK(args == std::vector<std::string>{dump});  // the configured argv, nothing from the log
   CHECK(env_names == std::set<std::string>{"PATH", "FAULTD_ACTION", "FAULTD_NODE", "FAULTD_DEVICE",
                                            "FAULTD_RULE", "FAULTD_CODE", "FAULTD_LEVEL",
-                                           "FAULTD_FAULT_ID", "FAULTD_DRY_RUN"});
+                                           "FAULTD_FAULT_ID", "FAULTD_DRY_RUN", "FAULTD_ATTEMPT"});
+  CHECK(env_lines.count("FAULTD_ATTEMPT=1") == 1);  // the first run of this action
   CHECK_THAT(stdin_text, Catch::Contains("$(touch " + marker + ")"));  // the evidence, as data
   CHECK_FALSE(std::filesystem::exists(marker));                        // no shell ever saw it
+}
+
+namespace {
+
+// An executable shell script in the test's directory.
+std::string script(const TempDir& dir, const std::string& name, const std::string& body) {
+  std::string path = dir.file(name);
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("at most max_concurrent_hooks hooks run at once, the rest wait their turn and all run",
+          "[actions]") {
+  Harness h;
+  // Each run notes how many runs were under way when it started (its own marker included).
+  const std::string slots = h.dir.file("slots");
+  std::filesystem::create_directory(slots);
+  ActionConfig notify;
+  notify.name = "notify";
+  notify.hook.argv = {script(h.dir, "count.sh",
+                             "touch \"$1/$FAULTD_DEVICE\"\n"
+                             "ls \"$1\" | wc -l >> \"$2\"\n"
+                             "sleep 0.3\n"
+                             "rm \"$1/$FAULTD_DEVICE\"\n"),
+                      slots, h.log};
+  notify.hook.timeout = 10s;
+  h.configure({notify}, 10, false, /*max_concurrent_hooks=*/2);
+  for (int d = 0; d < 6; ++d) h.actions.start({"notify"}, h.fault(std::to_string(d), d), false);
+  CHECK(h.actions.in_flight() == 2);
+  CHECK(h.actions.queued() == 4);
+  const auto waiting = h.store.unfinished_actions();
+  CHECK(std::count_if(waiting.begin(), waiting.end(), [](const ActionRecord& a) {
+          return a.status == ActionStatus::Pending &&
+                 a.detail.find("max_concurrent_hooks") != std::string::npos;
+        }) == 4);
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while ((h.actions.in_flight() > 0 || h.actions.queued() > 0) &&
+         std::chrono::steady_clock::now() < deadline) {
+    h.io.run_for(5ms);
+    h.io.restart();
+  }
+  const auto counts = h.runs();
+  REQUIRE(counts.size() == 6);
+  for (const auto& c : counts) CHECK(std::stoi(c) <= 2);
+  CHECK(h.finished.size() == 6);
+  for (const auto& a : h.finished) CHECK(a.status == ActionStatus::Success);
+}
+
+TEST_CASE(
+    "a hook that outlived the previous faultd is waited for and then killed before its re-run",
+    "[actions]") {
+  Harness h;
+  // The run left behind: a real process in its own group, still going.
+  SpawnedProcess survivor = spawn_process("/bin/sleep", {"sleep", "60"}, {});
+  REQUIRE(survivor.pid > 0);
+  const auto identity = identify_process(survivor.pid);
+  REQUIRE(identity);
+  CHECK(is_running(*identity));
+
+  // The re-run notes the survivor's state when it starts (gone, or a zombie) and its attempt.
+  const std::string seen = h.dir.file("seen");
+  ActionConfig isolate;
+  isolate.name = "isolate";
+  isolate.hook.argv = {
+      script(h.dir, "isolate.sh",
+             "state=$(cut -d' ' -f3 /proc/$1/stat 2>/dev/null)\n"
+             "echo \"survivor=${state:-gone} attempt=$FAULTD_ATTEMPT\" >> \"$2\"\n"),
+      std::to_string(survivor.pid), seen};
+  isolate.hook.timeout = 300ms;  // the survivor's time to finish
+  isolate.hook.kill_grace = 100ms;
+  h.configure({isolate});
+  const Finding f = h.fault("4", 1);
+  ActionRecord r = h.store.ensure_action("isolate", "4", f.id, h.clock.now());
+  r.status = ActionStatus::Running;
+  r.attempts = 1;
+  r.process = *identity;
+  h.store.update_action(r);
+
+  h.actions.resume_journal();
+  CHECK(h.store.unfinished_actions().at(0).detail.find("waiting for the run left") !=
+        std::string::npos);
+  h.settle();
+  int status = 0;
+  REQUIRE(reap_child(survivor.pid, &status, /*block=*/true) == survivor.pid);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);  // it ignored nothing: the first signal ended it
+  CHECK(lines_of(seen) == std::vector<std::string>{"survivor=Z attempt=2"});
+  REQUIRE(h.finished.size() == 1);
+  CHECK(h.finished[0].status == ActionStatus::Success);
+  CHECK(h.finished[0].attempts == 2);
+  CHECK(h.finished[0].process.pid == 0);  // nothing left running
+}
+
+TEST_CASE(
+    "a journaled process that is gone, or a pid now used by another process, is not waited for",
+    "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate")});
+  const Finding f = h.fault("5", 1);
+  ActionRecord r = h.store.ensure_action("isolate", "5", f.id, h.clock.now());
+  r.status = ActionStatus::Running;
+  r.attempts = 1;
+  // This very test process, but with another start time: the pid was reused.
+  const auto self = identify_process(::getpid());
+  REQUIRE(self);
+  r.process = {self->pid, self->start_ticks + 1};
+  CHECK_FALSE(is_running(r.process));
+  h.store.update_action(r);
+  h.actions.resume_journal();
+  h.settle();
+  CHECK(h.runs() == std::vector<std::string>{"isolate 5 " + std::to_string(f.id) + " 0"});
 }

@@ -15,6 +15,7 @@
 #include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
+using faultd::testing::at_ms;
 using faultd::testing::RawDb;
 using faultd::testing::sample_finding;
 using faultd::testing::TempDir;
@@ -66,7 +67,16 @@ std::string garbage(size_t n) {
 
 // Turns a current file into the schema 3 layout: `faults` without the generation in its
 // unique key, positions without generation and tail.
+void downgrade_to_v4(RawDb& raw) {
+  raw.exec(R"sql(
+    ALTER TABLE actions DROP COLUMN pid;
+    ALTER TABLE actions DROP COLUMN pid_start;
+    PRAGMA user_version = 4;
+  )sql");
+}
+
 void downgrade_to_v3(RawDb& raw) {
+  downgrade_to_v4(raw);
   raw.exec(R"sql(
     CREATE TABLE faults_v3 (
       id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, noticed_ms INTEGER NOT NULL,
@@ -412,4 +422,29 @@ TEST_CASE("a read-only state directory or file gives a clear error", "[state][sc
     CHECK_THAT(msg, Catch::Contains("readonly") || Catch::Contains("read-only"));
     CHECK_THAT(msg, Catch::Contains("its directory"));
   }
+}
+
+TEST_CASE("a schema 4 file gains the process of a running action, none known for old rows",
+          "[state][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("state.db");
+  {
+    Store store(path);
+    auto a = store.ensure_action("isolate", "3", 7, at_ms(1000));
+    a.status = ActionStatus::Running;
+    store.update_action(a);
+    RawDb raw(path);
+    downgrade_to_v4(raw);
+  }
+  Store store(path);
+  CHECK(store.schema_version() == 5);
+  auto running = store.unfinished_actions();
+  REQUIRE(running.size() == 1);
+  CHECK(running[0].process.pid == 0);
+  CHECK_FALSE(is_running(running[0].process));
+  running[0].process = {4242, 987654321};
+  store.update_action(running[0]);
+  const auto again = store.unfinished_actions();
+  CHECK(again.at(0).process.pid == 4242);
+  CHECK(again.at(0).process.start_ticks == 987654321);
 }
