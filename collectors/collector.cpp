@@ -8,7 +8,8 @@ namespace faultd {
 // contract, so they never change once shipped.
 std::string_view to_string(SourceErrorKind kind) {
   static constexpr std::array<std::string_view, kSourceErrorKindCount> kNames = {
-      "read", "permission", "long_line", "glob", "device", "parse", "command", "commit", "overrun"};
+      "read",   "permission", "long_line", "glob",       "device",        "parse", "command",
+      "commit", "overrun",    "symlink",   "walk_limit", "partial_limit", "sparse"};
   return name_of(kNames, kind);
 }
 

@@ -23,17 +23,21 @@
 namespace faultd {
 
 enum class SourceErrorKind {
-  Read,        // read(2)/open(2)/stat(2) failed for another reason
-  Permission,  // EACCES / EPERM
-  LongLine,    // a line over max_line_bytes was truncated
-  Glob,        // a glob could not be expanded (e.g. unreadable directory)
-  Device,      // a device value was refused by validation
-  Parse,       // command output or record could not be parsed
-  Command,     // a command failed, timed out or could not start
-  Commit,      // the downstream commit failed; the chunk will be read again
-  Overrun,     // records were overwritten before they were read (kmsg ring buffer, EPIPE)
+  Read,          // read(2)/open(2)/stat(2) failed for another reason
+  Permission,    // EACCES / EPERM
+  LongLine,      // a line over max_line_bytes was truncated
+  Glob,          // a glob could not be expanded (e.g. unreadable directory)
+  Device,        // a device value was refused by validation
+  Parse,         // command output or record could not be parsed
+  Command,       // a command failed, timed out or could not start
+  Commit,        // the downstream commit failed; the chunk will be read again
+  Overrun,       // records were overwritten before they were read (kmsg ring buffer, EPIPE)
+  Symlink,       // a symlink to a directory was not followed (follow_symlinks, prefix, filesystem)
+  WalkLimit,     // the directory walk stopped at max_directories
+  PartialLimit,  // partial lines held over max_partial_bytes: one was handed out early
+  Sparse,        // a file far bigger than the disk space it uses (holes)
 };
-inline constexpr int kSourceErrorKindCount = 9;
+inline constexpr int kSourceErrorKindCount = 13;
 std::string_view to_string(SourceErrorKind kind);
 
 enum class RotationKind { Rename, Truncate };

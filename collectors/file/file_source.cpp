@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <re2/re2.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -22,6 +23,7 @@
 #include "collectors/file/path_fields.hpp"
 #include "collectors/safe_open.hpp"
 #include "daemon/core/hash.hpp"
+#include "daemon/core/terminal_text.hpp"
 
 namespace faultd {
 namespace {
@@ -30,6 +32,9 @@ namespace {
 // past this size the count is skipped and numbering starts at the start point.
 constexpr uint64_t kCountLinesLimit = 64ULL * 1024 * 1024;
 constexpr size_t kScratchBytes = size_t{64} * 1024;
+// A file of at least this size that uses less than 1/kSparseRatio of it on disk is sparse.
+constexpr uint64_t kSparseMinBytes = 64ULL * 1024 * 1024;
+constexpr uint64_t kSparseRatio = 8;
 
 ssize_t pread_retry(int fd, char* buf, size_t len, uint64_t offset) {
   for (;;) {
@@ -62,6 +67,10 @@ bool hash_prefixes(int fd, uint64_t short_len, uint64_t long_len, uint64_t& shor
 
 bool is_permission_error(int err) { return err == EACCES || err == EPERM; }
 
+bool operator!=(const timespec& a, const timespec& b) {
+  return a.tv_sec != b.tv_sec || a.tv_nsec != b.tv_nsec;
+}
+
 using FileKey = std::pair<uint64_t, uint64_t>;  // (dev, ino)
 
 // One file being followed, by identity: it keeps its descriptor when renamed or deleted.
@@ -86,11 +95,15 @@ struct FollowedFile {
   Fields fields;
   LineBuffer lines;
   uint64_t size = 0;       // at the last fstat
-  uint64_t seen_size = 0;  // at the last content check
+  uint64_t seen_size = 0;  // at the last content check, with the timestamps then
+  timespec seen_mtime{};
+  timespec seen_ctime{};
+  uint32_t scans_to_verify = 0;  // rescans left before the content is verified anyway
+  bool sparse_noted = false;
   Gone gone = Gone::No;
   TimePoint last_activity{};      // last read that returned bytes, or when it left its path
   bool truncate_pending = false;  // seen shorter or rewritten; handled before the next read
-  bool verify_due = false;        // a rescan asked to re-check the fingerprint
+  bool verify_due = false;        // kVerifyEveryScans rescans passed: re-check the content
   int read_errno = 0;             // current read failure episode, 0 if none
   uint64_t long_lines_counted = 0;
 };
@@ -126,8 +139,30 @@ bool same_content(int fd, uint64_t size, const FileIdentity& expected) {
   return tail && *tail == expected.tail_hash;
 }
 
+// Lends the source's read buffer to one file for one serve, from its first read on: an idle
+// file then holds only its partial line, whatever it read last.
+class StorageLoan {
+ public:
+  StorageLoan(LineBuffer& lines, std::string& storage) : lines_(lines), storage_(storage) {}
+  ~StorageLoan() {
+    if (lent_) lines_.release_storage(storage_);
+  }
+  StorageLoan(const StorageLoan&) = delete;
+  StorageLoan& operator=(const StorageLoan&) = delete;
+  void lend() {
+    if (!lent_) lines_.use_storage(storage_);
+    lent_ = true;
+  }
+
+ private:
+  LineBuffer& lines_;
+  std::string& storage_;
+  bool lent_ = false;
+};
+
 struct FileSource::Impl {
-  enum class Served { Done, Refused, Budget, Closed };
+  // Yield: this file has more to skip of an over-long line; the others go on, then a new poll.
+  enum class Served { Done, Refused, Budget, Closed, Yield };
 
   Impl(FileSourceConfig cfg, PositionLookup lookup_fn)
       : config(std::move(cfg)), lookup(std::move(lookup_fn)) {
@@ -163,6 +198,7 @@ struct FileSource::Impl {
     for (size_t idx : service_order()) {
       FollowedFile& f = *files[idx];
       const Served r = serve(f, now, sink, budget_used);
+      if (r == Served::Yield) more = true;
       if (r == Served::Budget) {
         more = true;
         if (f.gone == FollowedFile::Gone::No) next_start = idx + 1;
@@ -171,6 +207,7 @@ struct FileSource::Impl {
     }
     files.erase(std::remove_if(files.begin(), files.end(), [](const auto& f) { return f->fd < 0; }),
                 files.end());
+    bound_partial_lines(now, sink);
     refresh_gauges();
     return more;
   }
@@ -200,19 +237,31 @@ struct FileSource::Impl {
     f.size = static_cast<uint64_t>(st.st_size);
     if (st.st_nlink == 0) f.gone = FollowedFile::Gone::Deleted;
     if (f.size < f.lines.read_offset()) f.truncate_pending = true;
-    check_content(f);
+    note_sparse(f, st, now);
+    check_content(f, st);
     if (f.truncate_pending && !restart_after_truncation(f, now, sink)) return Served::Refused;
 
+    StorageLoan loan(f.lines, read_storage);
+    bool read_any = false;
     for (;;) {
       while (auto chunk = f.lines.next(false)) {
         if (!offer(f, *chunk, now, sink)) return Served::Refused;
       }
       count_long_lines(f);
+      if (f.lines.skipping()) {
+        const uint64_t before = f.lines.committed_offset();
+        skip_hole(f);
+        count_dropped(f, before);
+        // One read per poll of a line that is being skipped: other files and other work first.
+        if (read_any && f.lines.read_offset() < f.size) return Served::Yield;
+      }
       const uint64_t at = f.lines.read_offset();
       if (at >= f.size) break;
       if (budget_used >= config.max_bytes_per_poll) return Served::Budget;
       const size_t want = static_cast<size_t>(std::min<uint64_t>(
           {config.read_chunk_bytes, f.size - at, config.max_bytes_per_poll - budget_used}));
+      loan.lend();
+      read_any = true;
       char* dst = f.lines.prepare(want);
       const ssize_t n = pread_retry(f.fd, dst, want, at);
       if (n < 0) {
@@ -223,7 +272,9 @@ struct FileSource::Impl {
         return Served::Done;
       }
       if (n > 0) note_tail(f, dst, static_cast<size_t>(n), at);
+      const uint64_t before = f.lines.committed_offset();
       f.lines.appended(static_cast<size_t>(n));
+      count_dropped(f, before);
       if (n == 0) break;  // shrank since fstat: the next poll sees the truncation
       budget_used += static_cast<uint64_t>(n);
       f.last_activity = now;
@@ -239,8 +290,81 @@ struct FileSource::Impl {
       f.close_fd();
       return Served::Closed;
     }
-    f.lines.trim();
     return Served::Done;
+  }
+
+  // The skipped rest of an over-long line holds no newline where the file has a hole (holes
+  // read as zeros): it is dropped without being read, so a sparse 4 GiB "line" costs an lseek.
+  // (Bytes written into the hole after the lseek are dropped with it: they are inside that line.)
+  static void skip_hole(FollowedFile& f) {
+    const uint64_t at = f.lines.read_offset();
+    if (at >= f.size) return;
+    const off_t data = ::lseek(f.fd, static_cast<off_t>(at), SEEK_DATA);
+    uint64_t end = at;
+    if (data >= 0) {
+      end = std::min<uint64_t>(static_cast<uint64_t>(data), f.size);
+    } else if (errno == ENXIO) {
+      end = f.size;  // a hole up to the end of the file
+    }                // else no SEEK_DATA here: the bytes are read
+    if (end > at) f.lines.drop(end - at);
+  }
+
+  void note_sparse(FollowedFile& f, const struct stat& st, TimePoint now) {
+    if (f.sparse_noted || f.size < kSparseMinBytes) return;
+    const uint64_t on_disk = static_cast<uint64_t>(st.st_blocks) * 512;
+    if (on_disk * kSparseRatio >= f.size) return;
+    f.sparse_noted = true;
+    stats.count_error(SourceErrorKind::Sparse);
+    warn(now, fmt::format("{} is sparse: {} bytes, {} of them on disk", terminal_safe(f.path),
+                          f.size, on_disk));
+  }
+
+  // Partial lines held across the source's files stay under the bound: the biggest are handed
+  // out now, as an over-long line's kept bytes are, and the rest of each line is skipped.
+  void bound_partial_lines(TimePoint now, ChunkSink& sink) {
+    const uint64_t bound = std::max(config.max_partial_bytes, config.max_line_bytes);
+    uint64_t held = 0;
+    for (const auto& f : files) held += f->lines.buffered();
+    if (held <= bound) return;
+    std::vector<FollowedFile*> biggest;
+    biggest.reserve(files.size());
+    for (const auto& f : files) biggest.push_back(f.get());
+    std::sort(biggest.begin(), biggest.end(), [](const FollowedFile* a, const FollowedFile* b) {
+      return a->lines.buffered() > b->lines.buffered();
+    });
+    for (FollowedFile* f : biggest) {
+      if (held <= bound) break;
+      const size_t bytes = f->lines.buffered();
+      if (!f->lines.cut_partial()) continue;
+      stats.count_error(SourceErrorKind::PartialLimit);
+      warn(now, fmt::format("partial lines held over {} bytes: the {} bytes of {} go out as a line",
+                            bound, bytes, terminal_safe(f->path)));
+      const auto chunk = f->lines.next(false);
+      if (!chunk || !offer(*f, *chunk, now, sink)) return;  // offered again at the next poll
+      f->lines.release_storage(read_storage);               // and its memory with it
+      held -= bytes;
+    }
+  }
+
+  // Warnings a log writer can cause are rate-limited per source; what was left out is said
+  // with the next one.
+  void warn(TimePoint now, const std::string& what) {
+    if (now < warn_window || now - warn_window >= std::chrono::minutes(1)) {
+      warn_window = now;
+      warned = 0;
+    }
+    if (warned >= kWarningsPerMinute) {
+      ++warnings_left_out;
+      return;
+    }
+    ++warned;
+    if (warnings_left_out > 0) {
+      spdlog::warn("source {}: {} ({} similar warning(s) left out before)", config.name, what,
+                   warnings_left_out);
+      warnings_left_out = 0;
+      return;
+    }
+    spdlog::warn("source {}: {}", config.name, what);
   }
 
   // A file renamed away may still be written by a process that has not reopened its log yet,
@@ -288,13 +412,16 @@ struct FileSource::Impl {
   // Verifies (after a rescan, or when the size changed) the last bytes read and the
   // fingerprint, and extends the fingerprint as the file grows. A changed prefix or tail means
   // the file was truncated and rewritten between two looks, possibly past our offset.
-  void check_content(FollowedFile& f) {
-    const bool size_changed = f.size != f.seen_size;
+  void check_content(FollowedFile& f, const struct stat& st) {
+    const bool changed =
+        f.size != f.seen_size || st.st_mtim != f.seen_mtime || st.st_ctim != f.seen_ctime;
     f.seen_size = f.size;
+    f.seen_mtime = st.st_mtim;
+    f.seen_ctime = st.st_ctim;
     const uint64_t old_len = f.identity.fingerprint_len;
     const uint64_t new_len = std::min<uint64_t>(f.size, kFingerprintBytes);
     const bool grows = old_len < kFingerprintBytes && new_len > old_len;
-    const bool verify = f.verify_due || size_changed;
+    const bool verify = f.verify_due || changed;
     if (!verify && !grows) return;
     f.verify_due = false;
     if (f.truncate_pending) return;
@@ -365,6 +492,11 @@ struct FileSource::Impl {
     return true;
   }
 
+  // The rest of an over-long line, committed as it is dropped, counts as bytes consumed.
+  void count_dropped(const FollowedFile& f, uint64_t committed_before) {
+    stats.bytes.fetch_add(f.lines.committed_offset() - committed_before, std::memory_order_relaxed);
+  }
+
   void count_long_lines(FollowedFile& f) {
     const uint64_t seen = f.lines.truncated_lines();
     if (seen == f.long_lines_counted) return;
@@ -393,12 +525,16 @@ struct FileSource::Impl {
 
   void rescan(TimePoint now) {
     rescan_wanted = false;
-    std::map<FileKey, std::vector<std::string>> found = expand_globs();
+    std::map<FileKey, std::vector<std::string>> found = expand_globs(now);
 
     std::set<FileKey> known;
     for (auto& f : files) {
       known.insert(f->key());
-      f->verify_due = true;
+      if (f->scans_to_verify == 0) {
+        f->verify_due = true;
+        f->scans_to_verify = kVerifyEveryScans;
+      }
+      --f->scans_to_verify;
       if (f->gone == FollowedFile::Gone::Deleted) continue;
       track_path(*f, found, now);
     }
@@ -418,25 +554,50 @@ struct FileSource::Impl {
   }
 
   // Every matching regular file by identity, with all the matching paths that name it.
-  std::map<FileKey, std::vector<std::string>> expand_globs() {
-    std::set<std::string> watched;
+  std::map<FileKey, std::vector<std::string>> expand_globs(TimePoint now) {
+    std::set<std::string> entered;
+    bool capped = false;
     glob::WalkCallbacks callbacks;
     callbacks.on_dir = [&](const std::string& dir) {
-      if (inotify.fd() < 0 || !watched.insert(dir).second) return;
+      if (entered.count(dir) > 0) return true;
+      if (entered.size() >= config.max_directories) {
+        capped = true;
+        return false;
+      }
+      entered.insert(dir);
+      if (inotify.fd() < 0) return true;
       const int err = inotify.watch(dir);
       if (err != 0 && err != ENOENT && err != ENOTDIR) {
         note_episode("watch:" + dir, SourceErrorKind::Read, err);
       }
+      return true;
     };
     callbacks.on_error = [&](const std::string& dir, int err) {
       note_episode("glob:" + dir, SourceErrorKind::Glob, err);
     };
+    callbacks.on_link_refused = [&](const std::string& link) {
+      if (note_episode("link:" + link, SourceErrorKind::Symlink, 0)) {
+        warn(now, fmt::format("not following the directory link {} ({})", terminal_safe(link),
+                              config.follow_symlinks
+                                  ? "its target is outside the glob's prefix or filesystem"
+                                  : "follow_symlinks is off"));
+      }
+    };
+    const auto dir_links =
+        config.follow_symlinks ? glob::DirLinks::WithinPrefix : glob::DirLinks::Refuse;
     inotify.begin_generation();
     std::set<std::string> paths;
     for (const std::string& pattern : config.paths) {
-      for (std::string& p : glob::expand(pattern, callbacks)) paths.insert(std::move(p));
+      for (std::string& p : glob::expand(pattern, callbacks, dir_links)) {
+        paths.insert(std::move(p));
+      }
     }
     inotify.end_generation();
+    if (capped && note_episode("walk_limit", SourceErrorKind::WalkLimit, 0)) {
+      warn(now, fmt::format("stopped the directory walk at max_directories ({}): files below the "
+                            "directories left out are not followed",
+                            config.max_directories));
+    }
 
     std::map<FileKey, std::vector<std::string>> found;
     for (const std::string& path : paths) {
@@ -531,6 +692,7 @@ struct FileSource::Impl {
     f->identity.dev = key.first;
     f->identity.ino = key.second;
     f->size = static_cast<uint64_t>(st.st_size);
+    f->scans_to_verify = static_cast<uint32_t>(key.second % kVerifyEveryScans);  // spread out
     set_path(*f, path);
     set_fingerprint(*f);
     choose_start(*f, initial);
@@ -578,6 +740,7 @@ struct FileSource::Impl {
         f.identity.tail_end = stored->identity.tail_end;
         f.identity.tail_hash = stored->identity.tail_hash;
         f.identity.tail_len = stored->identity.tail_len;
+        if (inside_line(f.fd, stored->offset)) f.lines.skip_rest_of_line();
         return;
       }
       // Other content under this inode (rewritten while we were away, or the inode reused by
@@ -589,6 +752,15 @@ struct FileSource::Impl {
       return;
     }
     f.lines.reset(0, 0);
+  }
+
+  // Only a position saved while the rest of an over-long line was being skipped sits inside a
+  // line (its kept bytes were handed out): the skip goes on rather than reading the rest as a
+  // line of its own.
+  static bool inside_line(int fd, uint64_t offset) {
+    if (offset == 0) return false;
+    char before = '\n';
+    return pread_retry(fd, &before, 1, offset - 1) == 1 && before != '\n';
   }
 
   // The position saved for this (dev, ino), whatever content it was saved for.
@@ -651,13 +823,15 @@ struct FileSource::Impl {
   }
 
   // Counts an error once per failure episode: a file that stays unreadable is not counted again
-  // at every scan, but one that recovers and fails again is.
-  void note_episode(const std::string& key, SourceErrorKind kind, int err) {
+  // at every scan, but one that recovers and fails again is. True if it was counted now.
+  bool note_episode(const std::string& key, SourceErrorKind kind, int err) {
     const auto next = episodes_next.find(key);
-    if (next != episodes_next.end() && next->second == err) return;
+    if (next != episodes_next.end() && next->second == err) return false;
     episodes_next[key] = err;
     const auto prev = episodes.find(key);
-    if (prev == episodes.end() || prev->second != err) stats.count_error(kind);
+    if (prev != episodes.end() && prev->second == err) return false;
+    stats.count_error(kind);
+    return true;
   }
 
   FileSourceConfig config;
@@ -674,6 +848,10 @@ struct FileSource::Impl {
   std::set<std::string> initial_paths;
   std::map<std::string, int> episodes;       // failures seen by the previous scan
   std::map<std::string, int> episodes_next;  // failures seen by the current scan
+  std::string read_storage;                  // lent to the file being read (StorageLoan)
+  TimePoint warn_window{};                   // start of the current minute of warnings
+  uint32_t warned = 0;
+  uint64_t warnings_left_out = 0;
 };
 
 FileSource::FileSource(FileSourceConfig config, PositionLookup lookup)

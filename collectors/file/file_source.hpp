@@ -9,6 +9,13 @@
 //   watched directory, and at least every `scan_interval` (measured with the `now` given to
 //   poll_once). The stat scan is the truth; inotify is only a wake-up. Watched: the fixed prefix
 //   directory of each glob and every directory the walk looked into.
+// - Directory links below the fixed prefix are not followed (counted as errors{kind=symlink},
+//   once per link and episode): a job's `ln -s / x` does not make root walk, watch and tail the
+//   system. With `follow_symlinks`, a link is followed when its target (realpath) is below the
+//   glob's fixed prefix and on the prefix's filesystem. A walk looks into at most
+//   `max_directories` directories (and so holds at most that many watches) per scan; past that
+//   it stops descending, counted as errors{kind=walk_limit} once per episode. Both are logged,
+//   at most kWarningsPerMinute lines a minute per source.
 // - Files are followed by identity (dev, inode), not by path: a file renamed to another matching
 //   name (plog.log -> plog.log.1 with glob plog.log*) is followed on, never read twice. Every
 //   poll reads every followed file (fstat, then read what is new).
@@ -26,8 +33,10 @@
 //   writer that has not reopened its log yet loses nothing (its chunks keep the path it had when
 //   it matched). The new file is read from the start.
 // - Copytruncate: the file is shorter than the read offset, or its first bytes or the last
-//   bytes read changed (same inode; checked at every rescan and whenever the size changed, so a
-//   rewrite that grew past the old offset between two looks is caught). What was read before
+//   bytes read changed (same inode; checked whenever its size, mtime or ctime changed, so a
+//   rewrite that grew past the old offset between two looks is caught, and every
+//   kVerifyEveryScans rescans in case a rewrite fell within the timestamps' granularity; an
+//   idle file costs one fstat per poll). What was read before
 //   is handed out (a partial line as a line), then reading restarts at 0 in the next content
 //   generation (FileIdentity::generation, part of the journal key: a new fault at an offset
 //   journaled before is a new line). Counted as rotations{kind=truncate}. Bytes written between the
@@ -37,9 +46,18 @@
 // - Deletion: the open descriptor is drained to EOF, the partial line flushed, then closed.
 // - Partial last line: held until its newline arrives; flushed on rotation and deletion.
 // - Over-long line: cut at `max_line_bytes`, the rest skipped up to the newline, counted as
-//   errors{kind=long_line}. It is handed out alone, once its newline is seen, as the kept bytes
-//   plus '\n', with end_offset past the real newline. Memory stays bounded by
-//   read_chunk_bytes + max_line_bytes per file.
+//   errors{kind=long_line} (line_buffer.hpp). If its newline is in the bytes read it is handed
+//   out alone as the kept bytes plus '\n', with end_offset past the real newline; if not, the
+//   kept bytes go out at once and the rest is committed as it is dropped (the position sits
+//   inside the line, and a restart there goes on skipping it). The rest of such a line is read
+//   at most one read per poll (the poll then reports more work, so other files and the io
+//   thread's other work go first), and where the file has holes (a sparse file) it is skipped
+//   with SEEK_DATA without being read. A file whose size is far above the disk space it uses is
+//   counted once as errors{kind=sparse} and logged.
+// - Memory: reads go into one buffer per source; a file keeps only its partial last line. The
+//   partial lines held by one source are bounded by max(max_partial_bytes, max_line_bytes):
+//   past it, the biggest are handed out now as cut lines (the rest of each skipped up to its
+//   newline, as for an over-long line), counted as errors{kind=partial_limit}.
 // - Errors (permission denied, vanished between stat and open, EIO) are counted per kind, once
 //   per failure episode, and retried at the next scan; they never stop the source. FIFOs and
 //   other non-regular files are skipped without being opened.
@@ -83,7 +101,10 @@ struct FileSourceConfig {
   size_t read_chunk_bytes = 1024 * 1024;        // one read(2) and one Chunk at most this big
   size_t max_bytes_per_poll = 8 * 1024 * 1024;  // fairness between files and sources
   Duration scan_interval = std::chrono::seconds(1);
-  size_t fd_reserve = 0;  // descriptors left to the rest of the process; 0: none
+  size_t fd_reserve = 0;          // descriptors left to the rest of the process; 0: none
+  bool follow_symlinks = false;   // directory links below the fixed prefix, to targets below it
+  size_t max_directories = 4096;  // per scan, all globs together
+  size_t max_partial_bytes = 8 * 1024 * 1024;  // partial lines held, all files together
   friend bool operator==(const FileSourceConfig&, const FileSourceConfig&) = default;
 };
 
@@ -117,6 +138,11 @@ inline constexpr uint32_t kFingerprintBytes = 1024;
 // Hash of `len` bytes at `offset` (len <= kTailBytes); nullopt if they could not be read.
 inline constexpr uint32_t kTailBytes = 256;
 std::optional<uint64_t> file_range_hash(int fd, uint64_t offset, uint32_t len);
+
+// A file that did not change size, mtime or ctime is verified again only every this many rescans.
+inline constexpr uint32_t kVerifyEveryScans = 30;
+// Warnings a log writer can cause (a link it plants, a sparse file) per source and minute.
+inline constexpr uint32_t kWarningsPerMinute = 10;
 
 // Whether the file at `fd` (of `size` bytes) still holds the content `expected` was taken
 // from: the same first bytes and the same last bytes read.

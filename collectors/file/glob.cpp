@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <set>
 #include <tuple>
 
@@ -142,6 +143,12 @@ bool is_directory(const std::string& path) {
   return ::stat(os_path(path), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool is_below(const std::string& path, const std::string& dir) {
+  if (dir == "/") return true;
+  return path.compare(0, dir.size(), dir) == 0 &&
+         (path.size() == dir.size() || path[dir.size()] == '/');
+}
+
 struct Entry {
   std::string name;
   unsigned char type;
@@ -149,8 +156,24 @@ struct Entry {
 
 class Walker {
  public:
-  Walker(const std::vector<std::string_view>& components, const WalkCallbacks& callbacks)
-      : components_(components), callbacks_(callbacks) {}
+  Walker(const std::vector<std::string_view>& components, const WalkCallbacks& callbacks,
+         DirLinks dir_links)
+      : components_(components), callbacks_(callbacks), dir_links_(dir_links) {}
+
+  void start(const std::string& prefix, size_t index) {
+    if (dir_links_ == DirLinks::WithinPrefix) {
+      char* real = ::realpath(os_path(prefix), nullptr);
+      struct stat st {};
+      if (real == nullptr || ::stat(real, &st) != 0) {
+        ::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath's buffer
+        return;        // no prefix, nothing to match
+      }
+      prefix_real_ = real;
+      ::free(real);  // NOLINT(cppcoreguidelines-no-malloc)
+      prefix_dev_ = st.st_dev;
+    }
+    walk(prefix, index);
+  }
 
   void walk(const std::string& path, size_t index) {
     if (index == components_.size()) {
@@ -176,20 +199,20 @@ class Walker {
 
  private:
   void walk_literal(const std::string& path, size_t index) {
-    notify_dir(path);
+    if (!enter(path)) return;
     std::string child = join(path, unescape(components_[index]));
-    if (index + 1 < components_.size() && !is_directory(child)) return;
+    if (index + 1 < components_.size() && !is_walkable_directory(child, DT_UNKNOWN)) return;
     walk(child, index + 1);
   }
 
   void walk_magic(const std::string& path, size_t index) {
+    if (!enter(path)) return;
     std::vector<Entry> entries;
     if (!list(path, entries)) return;
-    notify_dir(path);
     for (const Entry& e : entries) {
       if (!component_match(components_[index], e.name)) continue;
       std::string child = join(path, e.name);
-      if (index + 1 < components_.size() && !entry_is_directory(child, e.type)) continue;
+      if (index + 1 < components_.size() && !is_walkable_directory(child, e.type)) continue;
       walk(child, index + 1);
     }
   }
@@ -199,13 +222,13 @@ class Walker {
     if (::stat(os_path(path), &st) != 0 || !S_ISDIR(st.st_mode)) return;
     // A symlink back to an ancestor would otherwise be walked forever.
     if (!visited_.emplace(st.st_dev, st.st_ino, index).second) return;
-    notify_dir(path);
+    if (!enter(path)) return;
     walk(path, index + 1);  // `**` matching no component at all
     std::vector<Entry> entries;
     if (!list(path, entries)) return;
     for (const Entry& e : entries) {
       std::string child = join(path, e.name);
-      if (entry_is_directory(child, e.type)) {
+      if (is_walkable_directory(child, e.type)) {
         walk_globstar(child, index);
       } else if (index + 1 == components_.size()) {
         walk(child, index + 1);  // a trailing `**` also matches the files themselves
@@ -213,10 +236,35 @@ class Walker {
     }
   }
 
-  static bool entry_is_directory(const std::string& path, unsigned char type) {
+  // A directory the walk may go into: a real one, or a symlink to one that dir_links allows.
+  bool is_walkable_directory(const std::string& path, unsigned char type) {
     if (type == DT_DIR) return true;
-    if (type == DT_LNK || type == DT_UNKNOWN) return is_directory(path);
+    if (type != DT_LNK && type != DT_UNKNOWN) return false;
+    struct stat st {};
+    if (::lstat(os_path(path), &st) != 0) return false;
+    if (S_ISDIR(st.st_mode)) return true;
+    if (!S_ISLNK(st.st_mode) || !is_directory(path)) return false;
+    if (link_allowed(path)) return true;
+    if (callbacks_.on_link_refused) callbacks_.on_link_refused(path);
     return false;
+  }
+
+  bool link_allowed(const std::string& path) const {
+    switch (dir_links_) {
+      case DirLinks::Refuse:
+        return false;
+      case DirLinks::Follow:
+        return true;
+      case DirLinks::WithinPrefix:
+        break;
+    }
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (real == nullptr) return false;
+    const std::string target = real;
+    ::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath's buffer
+    struct stat st {};
+    return is_below(target, prefix_real_) && ::stat(target.c_str(), &st) == 0 &&
+           st.st_dev == prefix_dev_;
   }
 
   bool list(const std::string& path, std::vector<Entry>& out) {
@@ -241,8 +289,8 @@ class Walker {
     return true;
   }
 
-  void notify_dir(const std::string& path) {
-    if (callbacks_.on_dir) callbacks_.on_dir(path.empty() ? std::string(".") : path);
+  bool enter(const std::string& path) {
+    return !callbacks_.on_dir || callbacks_.on_dir(path.empty() ? std::string(".") : path);
   }
   void report(const std::string& path, int err) {
     if (callbacks_.on_error) callbacks_.on_error(path, err);
@@ -250,6 +298,9 @@ class Walker {
 
   const std::vector<std::string_view>& components_;
   const WalkCallbacks& callbacks_;
+  DirLinks dir_links_;
+  std::string prefix_real_;  // WithinPrefix: the prefix, resolved
+  dev_t prefix_dev_ = 0;
   std::set<std::tuple<dev_t, ino_t, size_t>> visited_;
   std::vector<std::string> results_;
 };
@@ -319,13 +370,14 @@ std::string fixed_prefix(std::string_view pattern) {
   return prefix_of(parsed, k);
 }
 
-std::vector<std::string> expand(const std::string& pattern, const WalkCallbacks& callbacks) {
+std::vector<std::string> expand(const std::string& pattern, const WalkCallbacks& callbacks,
+                                DirLinks dir_links) {
   const Parsed parsed = split(pattern);
   if (parsed.components.empty()) return {};
   size_t k = first_magic(parsed.components);
   if (k == parsed.components.size()) k = parsed.components.size() - 1;
-  Walker walker(parsed.components, callbacks);
-  walker.walk(prefix_of(parsed, k), k);
+  Walker walker(parsed.components, callbacks, dir_links);
+  walker.start(prefix_of(parsed, k), k);
   return walker.take_results();
 }
 
@@ -342,7 +394,7 @@ std::vector<std::string> glob_expand(const std::string& pattern,
                                      const std::function<void(int err)>& on_error) {
   glob::WalkCallbacks callbacks;
   if (on_error) callbacks.on_error = [&](const std::string&, int err) { on_error(err); };
-  return glob::expand(pattern, callbacks);
+  return glob::expand(pattern, callbacks, glob::DirLinks::Follow);
 }
 
 }  // namespace faultd

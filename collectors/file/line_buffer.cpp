@@ -9,11 +9,6 @@
 #include "daemon/core/newlines.hpp"
 
 namespace faultd {
-namespace {
-// Below this a buffer is not worth giving back; above it, an idle file returns its memory.
-constexpr size_t kKeepCapacity = size_t{64} * 1024;
-
-}  // namespace
 
 LineBuffer::LineBuffer(size_t max_line_bytes, size_t max_chunk_bytes)
     : max_line_(std::max<size_t>(1, max_line_bytes)),
@@ -47,15 +42,21 @@ void LineBuffer::appended(size_t k) {
   // Only the kept prefix of the over-long line is stored; look for its end in the new bytes.
   const size_t prefix_end = filled_;
   const void* nl = std::memchr(buf_.data() + prefix_end, '\n', k);
-  if (nl == nullptr) {
-    skipped_ += k;
-    buf_.resize(prefix_end);
-    return;
+  const size_t dropped =
+      nl == nullptr ? k
+                    : static_cast<size_t>(static_cast<const char*>(nl) - buf_.data()) - prefix_end;
+  if (prefix_end == head_) {
+    // The prefix is out and committed: the dropped bytes (and the newline ending them) are
+    // committed now.
+    const size_t consumed = nl == nullptr ? dropped : dropped + 1;
+    buf_.erase(prefix_end, consumed);
+    committed_offset_ += consumed;
+  } else {
+    // The prefix is still to be committed; the dropped bytes travel with it.
+    skipped_ += dropped;
+    buf_.erase(prefix_end, dropped);
   }
-  const size_t nl_pos = static_cast<size_t>(static_cast<const char*>(nl) - buf_.data());
-  skipped_ += nl_pos - prefix_end;
-  buf_.erase(prefix_end, nl_pos - prefix_end);
-  skipping_ = false;
+  if (nl != nullptr) skipping_ = false;
 }
 
 std::optional<LineBuffer::Pending> LineBuffer::next(bool flush) {
@@ -119,6 +120,9 @@ std::optional<LineBuffer::Pending> LineBuffer::next(bool flush) {
       ++truncated_lines_;
     }
   }
+  // The kept prefix of a line whose newline is not read yet goes out now: the rest of the line
+  // is then committed as it is dropped.
+  if ((flush || skipping_) && buffered() > 0) return make(buffered(), 1);
   if (flush && has_partial()) return make(buffered(), 1);
   return std::nullopt;
 }
@@ -131,14 +135,36 @@ void LineBuffer::commit(const Pending& chunk) {
   if (head_ >= buf_.size()) {
     buf_.clear();
     head_ = 0;
-    skipping_ = false;
   }
 }
 
-void LineBuffer::trim() {
-  if (buf_.capacity() <= kKeepCapacity || buffered() * 4 > buf_.capacity()) return;
-  compact();
-  buf_.shrink_to_fit();
+void LineBuffer::drop(uint64_t n) {
+  if (skipping()) committed_offset_ += n;
+}
+
+void LineBuffer::skip_rest_of_line() {
+  if (buffered() == 0 && skipped_ == 0) skipping_ = true;
+}
+
+bool LineBuffer::cut_partial() {
+  if (skipping_ || buffered() == 0) return false;
+  if (std::memchr(buf_.data() + head_, '\n', buffered()) != nullptr) return false;
+  skipping_ = true;
+  return true;
+}
+
+void LineBuffer::use_storage(std::string& storage) {
+  if (storage.capacity() <= buf_.capacity()) return;
+  storage.assign(buf_, head_, std::string::npos);
+  buf_.swap(storage);
+  head_ = 0;
+}
+
+void LineBuffer::release_storage(std::string& storage) {
+  std::string held(buf_, head_, std::string::npos);  // exactly the bytes held
+  if (buf_.capacity() > storage.capacity()) buf_.swap(storage);
+  buf_.swap(held);  // the smaller buffer goes with `held`
+  head_ = 0;
 }
 
 int read_lines(int fd, size_t max_line_bytes, size_t max_chunk_bytes,

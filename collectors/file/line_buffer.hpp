@@ -4,11 +4,16 @@
 // (partial lines, over-long lines, refused commits) are tested without a file system.
 //
 // Over-long lines: a line longer than `max_line_bytes` keeps only its first `max_line_bytes`
-// bytes; the rest is skipped up to the newline without being stored. The truncated line is handed
-// out only once its newline has been seen (or at a flush), as a one-line chunk whose data is the
-// kept prefix plus that newline and whose end_offset is past the real newline. So a restart
-// never sees half of a long line as a line of its own, and memory stays bounded by
-// max_line_bytes + one read.
+// bytes; the rest is skipped up to the newline without being stored. When the newline is in the
+// bytes read, the truncated line is handed out alone as the kept prefix plus that newline, with
+// end_offset past the real newline. When it is not (a "line" of gigabytes, a sparse file), the
+// kept prefix is handed out at once as a line without a newline, and once it is committed the
+// bytes after it are committed as they are dropped: the position then sits inside that line,
+// the lag does not stay at the line's size, and a restart does not read the dropped bytes again
+// (skip_rest_of_line() resumes the skip). Memory stays bounded by max_line_bytes + one read.
+//
+// Memory: the buffer of a read can be lent by the owner (use_storage/release_storage), so that
+// many idle files hold only their partial lines, not the capacity of their last read.
 //
 // Lifecycle: reset(offset, line) on open, resume or truncation; then prepare()/appended() for each
 // read and next()/commit() to hand out chunks. Threading: owned by one FollowedFile, one thread.
@@ -61,6 +66,11 @@ class LineBuffer {
   bool has_partial() const { return buffered() > 0 || skipped_ > 0; }
   // Over-long lines seen so far (monotonic; the source counts the increase).
   uint64_t truncated_lines() const { return truncated_lines_; }
+  // True while the rest of a line already handed out is being dropped: nothing is held, and the
+  // bytes up to the next newline are committed as they come (appended() or drop()).
+  bool skipping() const { return skipping_ && buffered() == 0; }
+  // Bytes of memory held (the buffer's capacity).
+  size_t capacity() const { return buf_.capacity(); }
 
   // Room for up to `n` more bytes; must be followed by appended(k) with k <= n.
   char* prepare(size_t n);
@@ -72,8 +82,21 @@ class LineBuffer {
   // Consumes the chunk most recently returned by next().
   void commit(const Pending& chunk);
 
-  // Gives back memory held from a large read once little is buffered (many idle files).
-  void trim();
+  // While skipping(): `n` bytes of the line being skipped that were not read (a hole in a
+  // sparse file reads as zeros, so it holds no newline); committed like dropped bytes.
+  void drop(uint64_t n);
+  // After reset() at a position inside a line whose kept bytes were handed out before (a
+  // restart while skipping): the bytes up to the next newline are dropped, not read as a line.
+  void skip_rest_of_line();
+  // Hands out the held partial line now, as an over-long line's kept bytes are, and skips the
+  // rest of that line (a bound on the partial lines held across many files). False if nothing
+  // is held, or complete lines are still to be handed out first.
+  bool cut_partial();
+
+  // Reads go into `storage` (a buffer shared by the owner's files) until release_storage();
+  // then this keeps only a copy of the bytes still held, and `storage` the larger buffer.
+  void use_storage(std::string& storage);
+  void release_storage(std::string& storage);
 
  private:
   void compact();

@@ -123,7 +123,8 @@ struct OverflowDumpSource::Impl {
   TimePoint last_scan{};
   // Committed (or deliberately skipped) files: identity -> the position to report.
   std::map<FileKey, ReadPosition> known;
-  // Paths counted as not fitting a layout, so each is counted once.
+  // Paths counted as not fitting a layout, so each is counted once while it is there; rebuilt
+  // at every scan from the paths still present (as `known` is), so deleted names are forgotten.
   std::set<std::string> refused_paths;
   std::set<std::string> error_episodes, error_episodes_next;
 
@@ -136,10 +137,11 @@ struct OverflowDumpSource::Impl {
     glob::WalkCallbacks callbacks;
     std::set<std::string> watched;
     callbacks.on_dir = [&](const std::string& dir) {
-      if (inotify.fd() < 0 || !watched.insert(dir).second) return;
+      if (inotify.fd() < 0 || !watched.insert(dir).second) return true;
       const int err = inotify.watch(dir);
       if (err != 0 && err != ENOENT && err != ENOTDIR)
         note_episode("watch:" + dir, SourceErrorKind::Read);
+      return true;
     };
     callbacks.on_error = [&](const std::string& dir, int err) {
       note_episode("glob:" + dir,
@@ -201,6 +203,7 @@ struct OverflowDumpSource::Impl {
     last_scan = now;
 
     std::map<FileKey, ReadPosition> still_there;
+    std::set<std::string> still_refused;
     size_t handed = 0;
     bool more = false;
     for (const std::string& path : walk()) {
@@ -247,7 +250,8 @@ struct OverflowDumpSource::Impl {
       }
       auto dump = overflow::parse_dump_path(path);
       if (!dump) {
-        if (refused_paths.insert(path).second) stats.count_error(SourceErrorKind::Parse);
+        if (refused_paths.count(path) == 0) stats.count_error(SourceErrorKind::Parse);
+        still_refused.insert(path);
         continue;
       }
       if (handed >= config.max_files_per_poll) {
@@ -290,6 +294,7 @@ struct OverflowDumpSource::Impl {
         rescan_wanted = true;  // offered again at the next poll
         // Keep what is known, including files not reached in this walk.
         for (auto& [k, p] : known) still_there.insert({k, p});
+        still_refused.insert(refused_paths.begin(), refused_paths.end());
         break;
       }
       ++handed;
@@ -298,6 +303,7 @@ struct OverflowDumpSource::Impl {
       still_there[key] = pos;
     }
     known.swap(still_there);
+    refused_paths.swap(still_refused);
     error_episodes.swap(error_episodes_next);
     error_episodes_next.clear();
     stats.files.store(known.size(), std::memory_order_relaxed);
@@ -335,5 +341,7 @@ std::vector<ReadPosition> OverflowDumpSource::positions() const {
 }
 
 SourceStats& OverflowDumpSource::stats() { return impl_->stats; }
+
+size_t OverflowDumpSource::refused_path_count() const { return impl_->refused_paths.size(); }
 
 }  // namespace faultd

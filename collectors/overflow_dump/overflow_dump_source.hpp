@@ -8,8 +8,10 @@
 //   "OpDebug.Node_OpDebug." (case-insensitive) and whose path fits one of the layouts of
 //   dump_path.hpp. A rescan runs on the first poll, when inotify reports a create/move/delete
 //   in a watched directory (every directory of the tree is watched), and at least every
-//   `scan_interval`; the scan is the truth, inotify only a wake-up. A name that has the prefix
-//   but fits no layout is counted once as errors{kind=parse}.
+//   `scan_interval`; the scan is the truth, inotify only a wake-up. Symlinks to directories are
+//   not followed (jobs write the tree). A name that has the prefix but fits no layout is
+//   counted once as errors{kind=parse} while it is there (forgotten once deleted: memory stays
+//   bounded by the names present).
 // - Record: one line per new dump file, fields as `key=value`, the path last (it may hold
 //   spaces):
 //     overflow dump: device=3 model=11 iteration=0 task=59 timestamp=1597922031178434
@@ -77,6 +79,8 @@ class OverflowDumpSource final : public Source {
   void drain_wake_fd() override;
   std::vector<ReadPosition> positions() const override;
   SourceStats& stats() override;
+  // Names remembered as not fitting a layout (for tests: bounded by the names present).
+  size_t refused_path_count() const;
 
  private:
   struct Impl;

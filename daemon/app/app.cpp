@@ -10,6 +10,7 @@
 #include <csignal>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "collectors/command/command_source.hpp"
 #include "collectors/file/file_source.hpp"
@@ -160,6 +161,10 @@ class Daemon final : public ChunkSink {
   std::unique_ptr<WebhookServer> webhook_;
   std::vector<std::shared_ptr<SourceSlot>> slots_;
   std::vector<Finding> findings_;  // reused per chunk
+  // Every source's positions as last saved: the periodic save writes only those that moved, so
+  // an idle node with thousands of files writes nothing.
+  using PositionKey = std::tuple<std::string, uint64_t, uint64_t>;  // source, dev, ino
+  std::map<PositionKey, ReadPosition> saved_positions_;
   asio::steady_timer detector_timer_{io_};
   asio::steady_timer prune_timer_{io_};
   bool detector_tick_armed_ = false;
@@ -404,17 +409,27 @@ void Daemon::publish_budget() {
 }
 
 void Daemon::save_positions() {
-  std::vector<ReadPosition> all;
+  std::map<PositionKey, ReadPosition> now;
+  std::vector<ReadPosition> moved;
   for (const auto& s : slots_) {
-    for (const auto& p : s->source->positions()) all.push_back(matcher_.clamp(p));
+    for (const auto& p : s->source->positions()) {
+      ReadPosition clamped = matcher_.clamp(p);
+      PositionKey key{clamped.source, clamped.identity.dev, clamped.identity.ino};
+      const auto saved = saved_positions_.find(key);
+      if (saved == saved_positions_.end() || !(saved->second == clamped)) moved.push_back(clamped);
+      now.emplace(std::move(key), std::move(clamped));
+    }
   }
-  if (all.empty()) return;
-  try {
-    store_->save_positions(all);
-  } catch (const StoreError& e) {
-    metrics_.on_store_error();
-    spdlog::error("state store: cannot save read positions: {}", e.what());
+  if (!moved.empty()) {
+    try {
+      store_->save_positions(moved);
+    } catch (const StoreError& e) {
+      metrics_.on_store_error();
+      spdlog::error("state store: cannot save read positions: {}", e.what());
+      return;  // saved again next time
+    }
   }
+  saved_positions_ = std::move(now);  // files no longer followed are forgotten
 }
 
 bool Daemon::on_chunk(const Chunk& chunk) {
@@ -428,6 +443,8 @@ bool Daemon::on_chunk(const Chunk& chunk) {
   const ReadPosition position = matcher_.clamp({std::string(chunk.source), std::string(chunk.path),
                                                 chunk.identity, chunk.end_offset, chunk.end_line});
   const Step step = pipeline_->record(findings_, &position);
+  // The step saved its own position: the next periodic save writes this file's again.
+  saved_positions_.erase({position.source, position.identity.dev, position.identity.ino});
   apply(step);
   return step.store_error.empty();  // else the source offers the chunk again
 }
@@ -628,6 +645,7 @@ void Daemon::prune_journals() {
     // ones go, so that a quiet file keeps its place.
     if (auto oldest = store_->oldest_position_update();
         oldest && *oldest < now - config_.retention.max_age) {
+      saved_positions_.clear();
       save_positions();
     }
     const PruneReport report = store_->prune(config_.retention, now, kPruneBatch);

@@ -219,9 +219,10 @@ void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
 }
 
 void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const Ctx& ctx) {
-  yaml::check_map(
-      n, "a file source",
-      {"name", "type", "paths", "start_at", "path_fields", "max_line_bytes", "scan_interval"}, ctx);
+  yaml::check_map(n, "a file source",
+                  {"name", "type", "paths", "start_at", "path_fields", "max_line_bytes",
+                   "scan_interval", "follow_symlinks", "max_directories", "max_partial_bytes"},
+                  ctx);
   if (auto paths = yaml::get_string_list(n, "paths", ctx)) {
     for (const auto& p : *paths) src.paths.push_back(resolve_config_path(base_dir, p));
   }
@@ -256,6 +257,13 @@ void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const C
     } else {
       src.scan_interval = *v;
     }
+  }
+  if (auto v = yaml::get_bool(n, "follow_symlinks", ctx)) src.follow_symlinks = *v;
+  if (auto v = yaml::get_int(n, "max_directories", ctx, 1, 1000000)) {
+    src.max_directories = static_cast<size_t>(*v);
+  }
+  if (auto v = yaml::get_int(n, "max_partial_bytes", ctx, 4096, int64_t{1} << 30)) {
+    src.max_partial_bytes = static_cast<size_t>(*v);
   }
   cfg.sources.emplace_back(std::move(src));
 }

@@ -86,6 +86,7 @@ struct ReadPosition {
   FileIdentity identity;
   uint64_t offset = 0;
   uint64_t line = 0;  // lines consumed before `offset`
+  friend bool operator==(const ReadPosition&, const ReadPosition&) = default;
 };
 
 using Fields = std::vector<std::pair<std::string, std::string>>;

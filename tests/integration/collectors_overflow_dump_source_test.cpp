@@ -45,10 +45,10 @@ class Sink final : public ChunkSink {
 
 const TimePoint kStart = SystemClock::now();
 
-const char* kCannDump = "20200808163566/0/11/0/OpDebug.Node_Opdebug.59.1597922031178434";
-const char* kMsDump =
+const char* const kCannDump = "20200808163566/0/11/0/OpDebug.Node_Opdebug.59.1597922031178434";
+const char* const kMsDump =
     "1/20240101120000/5/kernel_graph_0/2/7/Opdebug.Node_OpDebug.12.2.1700000000000001";
-const char* kAiCore272 =
+const char* const kAiCore272 =
     R"({"DHA Atomic Add": {"model_id": 0, "stream_id": 0, "task_id": 0, "task_type": 0,
         "status": 0}, "L2 Atomic Add": {"model_id": 0, "stream_id": 0, "task_id": 0,
         "task_type": 0, "status": 0}, "AI Core": {"model_id": 2, "stream_id": 2, "task_id": 12,
@@ -119,6 +119,34 @@ TEST_CASE("overflow_dump: both layouts, companions, and what is not a dump",
   CHECK(sink.lines.size() == 3);
   CHECK(source.stats().error_count(SourceErrorKind::Parse) == 1);
   for (const auto& p : source.positions()) CHECK(p.offset == 1);
+}
+
+// Security audit F20: the names that fit no layout were remembered for the life of the
+// process, even after deletion (R19: +21 MB over 90,000 names created and deleted).
+TEST_CASE("overflow_dump: names that fit no layout are forgotten once deleted",
+          "[collectors][overflow]") {
+  TempDir dir;
+  OverflowDumpSource source(config(dir), nullptr);
+  Sink sink;
+  TimePoint now = kStart;
+  for (int round = 0; round < 5; ++round) {
+    std::vector<std::string> names;
+    names.reserve(200);
+    for (int i = 0; i < 200; ++i) {
+      names.push_back(
+          dir.write("stray/OpDebug.Node_Opdebug." + std::to_string(round) + "." + std::to_string(i),
+                    "no layout"));
+    }
+    now += std::chrono::minutes(1);
+    source.poll_once(now, sink);
+    CHECK(source.refused_path_count() == 200);
+    for (const auto& n : names) std::filesystem::remove(n);
+  }
+  now += std::chrono::minutes(1);
+  source.poll_once(now, sink);
+  CHECK(source.refused_path_count() == 0);
+  CHECK(source.stats().error_count(SourceErrorKind::Parse) == 1000);  // each name once
+  CHECK(sink.lines.empty());
 }
 
 // Security audit F19 and F4: the job writes the dump tree, so it chooses the directory names

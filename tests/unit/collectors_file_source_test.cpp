@@ -19,6 +19,7 @@
 
 using namespace faultd;
 using namespace std::chrono_literals;
+using faultd::testing::config_for;
 using faultd::testing::errors;
 using faultd::testing::FakeClock;
 using faultd::testing::RecordedLine;
@@ -27,13 +28,6 @@ using faultd::testing::TempDir;
 using Lines = std::vector<std::string>;
 
 namespace {
-
-FileSourceConfig config_for(const std::string& glob) {
-  FileSourceConfig c;
-  c.name = "test";
-  c.paths = {glob};
-  return c;
-}
 
 uint64_t inode_of(const std::string& path) {
   struct stat st {};
@@ -78,6 +72,11 @@ TEST_CASE("source error kinds have their metric label names", "[collectors]") {
   CHECK(to_string(SourceErrorKind::Parse) == "parse");
   CHECK(to_string(SourceErrorKind::Command) == "command");
   CHECK(to_string(SourceErrorKind::Commit) == "commit");
+  CHECK(to_string(SourceErrorKind::Overrun) == "overrun");
+  CHECK(to_string(SourceErrorKind::Symlink) == "symlink");
+  CHECK(to_string(SourceErrorKind::WalkLimit) == "walk_limit");
+  CHECK(to_string(SourceErrorKind::PartialLimit) == "partial_limit");
+  CHECK(to_string(SourceErrorKind::Sparse) == "sparse");
 }
 
 TEST_CASE("file source reads complete lines with line numbers and offsets", "[collectors][file]") {
@@ -168,15 +167,19 @@ TEST_CASE("file source truncates over-long lines and counts them", "[collectors]
   config.read_chunk_bytes = 4;  // the long line spans many reads
   FileSource source(config, nullptr);
   RecordingSink sink;
-  source.poll_once(clock.now(), sink);
+  int polls = 1;
+  while (source.poll_once(clock.now(), sink)) ++polls;
+  // The rest of the line is read one read per poll: the poll says there is more meanwhile.
+  CHECK(polls > 4);
   CHECK(sink.lines() == std::vector<RecordedLine>{{path, 1, 0, "short"},
                                                   {path, 2, 6, "xxxxxxxx"},
                                                   {path, 3, 37, "after"}});
   const auto truncated = std::find_if(sink.chunks.begin(), sink.chunks.end(),
                                       [](const auto& c) { return c.first_line == 2; });
   REQUIRE(truncated != sink.chunks.end());
-  CHECK(truncated->data == "xxxxxxxx\n");
-  CHECK(truncated->end_offset == 37);
+  // Out before its newline was read: the kept bytes, without a newline.
+  CHECK(truncated->data == "xxxxxxxx");
+  CHECK(truncated->end_offset == 16);  // the bytes read when it was found too long
   CHECK(errors(source, SourceErrorKind::LongLine) == 1);
   CHECK(source.stats().lines == 3);
   CHECK(source.stats().bytes == 43);
@@ -193,13 +196,19 @@ TEST_CASE("a hostile multi-megabyte line is skipped in bounded reads", "[collect
   config.max_bytes_per_poll = 1 << 30;
   FileSource source(config, nullptr);
   RecordingSink sink;
-  source.poll_once(clock.now(), sink);
-  CHECK(sink.texts() == Lines{"before"});
+  int polls = 1;
+  while (source.poll_once(clock.now(), sink)) ++polls;
+  CHECK(polls >= (3 << 20) / (64 << 10));  // one 64 KiB read per poll while skipping
+  CHECK(sink.texts() == Lines{"before", std::string(1024, '\x01')});
+  // Security audit F22: the skipped bytes are committed as they are dropped: no lag stays
+  // behind, and the saved position is past them.
+  CHECK(source.stats().lag_bytes == 0);
+  CHECK(source.positions().at(0).offset == 7 + (3u << 20));
+  CHECK(source.stats().bytes == 7 + (3u << 20));
   dir.write("app.log", "\nafter\n", true);
   source.poll_once(clock.now(), sink);
   const auto lines = sink.lines();
   REQUIRE(lines.size() == 3);
-  CHECK(lines[1].text == std::string(1024, '\x01'));
   CHECK(lines[2] == RecordedLine{path, 3, 7 + (3u << 20) + 1, "after"});
   CHECK(errors(source, SourceErrorKind::LongLine) == 1);
   CHECK(sink.violations.empty());

@@ -120,6 +120,69 @@ TEST_CASE("glob_expand walks **, follows symlinks to files and survives symlink 
                                  root + "/x/loop/link.log", root + "/x/y/b.log"});
 }
 
+// Security audit F5: `ln -s / x` in a job's directory made the walk enter, watch and tail the
+// whole target tree.
+TEST_CASE("glob walk enters directory links only as told, and reports those it refuses",
+          "[collectors][glob]") {
+  TempDir tree;
+  TempDir outside;
+  const std::string root = tree.path().string();
+  tree.write("job/a.log", "a\n");
+  tree.write("kept/k.log", "k\n");
+  outside.write("secret/s.log", "s\n");
+  fs::create_directory_symlink(outside.path() / "secret", tree.path() / "job" / "out");
+  fs::create_directory_symlink(tree.path() / "kept", tree.path() / "job" / "in");
+  fs::create_symlink(tree.path() / "kept" / "k.log", tree.path() / "job" / "file.log");
+
+  std::vector<std::string> refused;
+  std::vector<std::string> dirs;
+  glob::WalkCallbacks callbacks;
+  callbacks.on_dir = [&](const std::string& d) {
+    dirs.push_back(d);
+    return true;
+  };
+  callbacks.on_link_refused = [&](const std::string& link) { refused.push_back(link); };
+
+  // By default no directory link below the prefix is entered (a link to a file still is).
+  CHECK(
+      glob::expand(root + "/**/*.log", callbacks) ==
+      std::vector<std::string>{root + "/job/a.log", root + "/job/file.log", root + "/kept/k.log"});
+  std::sort(refused.begin(), refused.end());
+  CHECK(refused == std::vector<std::string>{root + "/job/in", root + "/job/out"});
+  for (const auto& d : dirs) CHECK(d.find(outside.path().string()) == std::string::npos);
+  // Nor by `*` or a literal component.
+  refused.clear();
+  CHECK(glob::expand(root + "/job/*/s.log", callbacks).empty());
+  CHECK(glob::expand(root + "/*/out/s.log", callbacks).empty());
+  CHECK(refused.size() == 3);  // job/out and job/in, then job/out again
+
+  // WithinPrefix: a link whose target is below the prefix is entered, one outside is not.
+  // (kept/ is entered once, through whichever name the walk meets first.)
+  refused.clear();
+  auto found = glob::expand(root + "/**/*.log", callbacks, glob::DirLinks::WithinPrefix);
+  REQUIRE(found.size() == 3);
+  CHECK(found[0] == root + "/job/a.log");
+  CHECK(found[1] == root + "/job/file.log");
+  CHECK((found[2] == root + "/job/in/k.log" || found[2] == root + "/kept/k.log"));
+  CHECK(refused == std::vector<std::string>{root + "/job/out"});
+  // The prefix itself may be reached through a link: its real path is what links are held to.
+  const std::string via_link = outside.path().string() + "/tree";
+  fs::create_directory_symlink(tree.path(), via_link);
+  refused.clear();
+  CHECK(glob::expand(via_link + "/**/*.log", callbacks, glob::DirLinks::WithinPrefix).size() == 3);
+  CHECK(refused == std::vector<std::string>{via_link + "/job/out"});
+}
+
+TEST_CASE("glob walk stays out of a directory its caller refuses", "[collectors][glob]") {
+  TempDir dir;
+  dir.write("a/x.log", "x\n");
+  dir.write("b/y.log", "y\n");
+  glob::WalkCallbacks callbacks;
+  callbacks.on_dir = [&](const std::string& d) { return d != dir.file("b"); };
+  CHECK(glob::expand(dir.file("**/*.log"), callbacks) ==
+        std::vector<std::string>{dir.file("a/x.log")});
+}
+
 TEST_CASE("glob_expand of a missing directory is empty and not an error", "[collectors][glob]") {
   TempDir dir;
   int errors = 0;
@@ -133,7 +196,10 @@ TEST_CASE("glob walk reports every directory it looks into", "[collectors][glob]
   dir.write("x/y/b.log", "b\n");
   std::vector<std::string> dirs;
   glob::WalkCallbacks callbacks;
-  callbacks.on_dir = [&](const std::string& d) { dirs.push_back(d); };
+  callbacks.on_dir = [&](const std::string& d) {
+    dirs.push_back(d);
+    return true;
+  };
   glob::expand(dir.file("**/*.log"), callbacks);
   std::sort(dirs.begin(), dirs.end());
   dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());

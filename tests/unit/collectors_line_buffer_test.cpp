@@ -128,40 +128,97 @@ TEST_CASE("line buffer skips an over-long line across many reads in bounded memo
   b.reset(0, 0);
   feed(b, "head\n");
   CHECK(take(b) == "head\n");
-  uint64_t expected_read = 5;
-  for (int i = 0; i < 1000; ++i) {  // 16 000 bytes without a newline
+  // The kept prefix goes out as soon as the line is known to be over-long.
+  feed(b, std::string(16, 'x'));
+  auto p = b.next(false);
+  REQUIRE(p);
+  CHECK(p->data == "xxxxxxxx");
+  CHECK(p->start_offset == 5);
+  CHECK(p->end_offset == 21);
+  CHECK(p->lines() == 1);
+  b.commit(*p);
+  uint64_t expected_read = 21;
+  for (int i = 0; i < 1000; ++i) {  // 16 000 more bytes without a newline
     feed(b, std::string(16, 'x'));
     expected_read += 16;
     CHECK_FALSE(b.next(false));
-    CHECK(b.buffered() <= 8);  // only the kept prefix stays
+    CHECK(b.buffered() == 0);  // nothing of it is stored
   }
+  CHECK(b.skipping());
   CHECK(b.read_offset() == expected_read);
+  // Security audit F22: the dropped bytes are committed as they are dropped, so the position
+  // (and the lag) do not stay at the start of the line, and a restart does not read them again.
+  CHECK(b.committed_offset() == expected_read);
+  CHECK(b.committed_line() == 2);
   CHECK(b.truncated_lines() == 1);
   feed(b, "yyy\nafter\n");
-  auto p = b.next(false);
-  REQUIRE(p);
-  CHECK(p->data == "xxxxxxxx\n");
-  CHECK(p->start_offset == 5);
-  CHECK(p->end_offset == expected_read + 4);
-  b.commit(*p);
+  CHECK_FALSE(b.skipping());
+  CHECK(b.committed_offset() == expected_read + 4);  // through the newline that ends it
   CHECK(take(b) == "after\n");
   CHECK(b.committed_offset() == expected_read + 10);
   CHECK(b.committed_line() == 3);
   CHECK(b.truncated_lines() == 1);
 }
 
-TEST_CASE("line buffer flushes the kept prefix of an unterminated over-long line", "[collectors]") {
+TEST_CASE("line buffer offers an unterminated over-long line's prefix again until committed",
+          "[collectors]") {
   LineBuffer b(4, 1000);
   b.reset(0, 0);
   feed(b, "abcdefghij");
-  CHECK_FALSE(b.next(false));
-  auto p = b.next(true);
+  auto p = b.next(false);
   REQUIRE(p);
   CHECK(p->data == "abcd");
   CHECK(p->end_offset == 10);
+  // Refused: more bytes of the line (the read before the refusal) travel with the prefix.
+  feed(b, "klm");
+  p = b.next(false);
+  REQUIRE(p);
+  CHECK(p->data == "abcd");
+  CHECK(p->end_offset == 13);
+  CHECK(b.committed_offset() == 0);
   b.commit(*p);
   CHECK_FALSE(b.has_partial());
-  CHECK(b.read_offset() == 10);
+  CHECK(b.read_offset() == 13);
+  CHECK(b.committed_offset() == 13);
+  CHECK(b.truncated_lines() == 1);
+}
+
+TEST_CASE("line buffer skips a hole and resumes a skip after a restart", "[collectors]") {
+  LineBuffer b(4, 1000);
+  b.reset(0, 0);
+  feed(b, "abcdefgh");
+  CHECK(take(b) == "abcd");
+  b.drop(1000);  // a hole: zeros, not read
+  CHECK(b.committed_offset() == 1008);
+  feed(b, "zz\nnext\n");
+  CHECK(take(b) == "next\n");
+  CHECK(b.committed_offset() == 1016);
+
+  // Restarted at a position inside such a line: its rest is not a line of its own.
+  LineBuffer again(4, 1000);
+  again.reset(1000, 1);
+  again.skip_rest_of_line();
+  feed(again, "zzzz\nnext\n");
+  CHECK(take(again) == "next\n");
+  CHECK(again.committed_line() == 2);
+}
+
+TEST_CASE("line buffer cuts a held partial line on request", "[collectors]") {
+  LineBuffer b(100, 1000);
+  b.reset(0, 0);
+  feed(b, "one\npart");
+  CHECK_FALSE(b.cut_partial());  // a complete line is still to go out
+  CHECK(take(b) == "one\n");
+  REQUIRE(b.cut_partial());
+  auto p = b.next(false);
+  REQUIRE(p);
+  CHECK(p->data == "part");
+  b.commit(*p);
+  CHECK(b.committed_offset() == 8);
+  feed(b, "rest of it\nnew\n");
+  CHECK(take(b) == "new\n");
+  CHECK(b.committed_line() == 3);
+  CHECK(b.truncated_lines() == 0);  // not an over-long line: the caller counts the cut
 }
 
 TEST_CASE("a line of exactly max_line_bytes is not truncated", "[collectors]") {
@@ -174,14 +231,23 @@ TEST_CASE("a line of exactly max_line_bytes is not truncated", "[collectors]") {
   CHECK(b.truncated_lines() == 0);
 }
 
-TEST_CASE("line buffer gives back memory after a large read", "[collectors]") {
+TEST_CASE("line buffer reads into lent storage and keeps only its partial line", "[collectors]") {
+  // Security audit F8: an idle file kept the capacity of its last read (64 KiB per file).
+  std::string storage;
   LineBuffer b(1 << 20, 1 << 20);
   b.reset(0, 0);
-  feed(b, std::string(500'000, 'a') + "\n");
+  b.use_storage(storage);
+  feed(b, std::string(500'000, 'a') + "\nxy");
   CHECK(take(b).size() == 500'001);
-  feed(b, "x");
-  b.trim();
-  CHECK(b.buffered() == 1);
-  feed(b, "\n");
-  CHECK(take(b) == "x\n");
+  b.release_storage(storage);
+  CHECK(storage.capacity() >= 500'000);  // kept for the next file's read
+  CHECK(b.buffered() == 2);
+  CHECK(b.capacity() < 64);
+  b.use_storage(storage);
+  CHECK(b.capacity() >= 500'000);
+  feed(b, "z\n");
+  CHECK(take(b) == "xyz\n");
+  b.release_storage(storage);
+  CHECK(b.capacity() < 64);
+  CHECK(b.buffered() == 0);
 }

@@ -96,6 +96,46 @@ policy:
   CHECK(cfg->rules->size() == 1);
 }
 
+TEST_CASE("a file source's link and memory limits load, and bad values name their position",
+          "[config]") {
+  TempDir dir;
+  std::string errors;
+  auto cfg = load(dir, R"(node: n1
+sources:
+  - { name: a, paths: ["a/**/*.log"] }
+  - { name: b, paths: ["b/**/*.log"], follow_symlinks: true, max_directories: 100,
+      max_partial_bytes: 65536 }
+)",
+                  errors);
+  INFO(errors);
+  REQUIRE(cfg);
+  const auto sources = cfg->file_sources();
+  REQUIRE(sources.size() == 2);
+  const FileSourceConfig& a = sources[0];
+  CHECK_FALSE(a.follow_symlinks);  // directory links are not followed unless asked for
+  CHECK(a.max_directories == 4096);
+  CHECK(a.max_partial_bytes == size_t{8} * 1024 * 1024);
+  const FileSourceConfig& b = sources[1];
+  CHECK(b.follow_symlinks);
+  CHECK(b.max_directories == 100);
+  CHECK(b.max_partial_bytes == 65536);
+
+  cfg = load(dir, R"(node: n1
+sources:
+  - { name: a, paths: ["a/**/*.log"], follow_symlinks: sometimes }
+  - { name: b, paths: ["b/**/*.log"], max_directories: 0, max_partial_bytes: 10 }
+)",
+             errors);
+  CHECK_FALSE(cfg);
+  const std::string f = dir.file("faultd.yaml");
+  CHECK_THAT(errors, Catch::Contains(f + ":3:56: 'follow_symlinks' must be true or false"));
+  CHECK_THAT(errors,
+             Catch::Contains(f + ":4:56: 'max_directories' must be an integer from 1 to 1000000"));
+  CHECK_THAT(
+      errors,
+      Catch::Contains(f + ":4:78: 'max_partial_bytes' must be an integer from 4096 to 1073741824"));
+}
+
 TEST_CASE("every config error is reported with file:line:column", "[config]") {
   TempDir dir;
   std::string errors;
