@@ -245,15 +245,21 @@ bool Daemon::start_control() {
                          [this] { return sources(); },
                          [this](const Step& step) { apply(step); },
                          [this] { return reload(); }};
+  ControlLimits limits;
+  if (config_.control_idle_timeout) {
+    limits.idle_timeout =
+        std::chrono::duration_cast<std::chrono::milliseconds>(*config_.control_idle_timeout);
+  }
   control_ = std::make_unique<ControlServer>(
       io_, config_.control_socket, config_.control_group,
-      [context](const nlohmann::json& r) { return handle_command(context, r); });
+      [context](const nlohmann::json& r) { return handle_command(context, r); }, limits);
   try {
     control_->start();
   } catch (const std::exception& e) {
     spdlog::critical("control socket: {}", e.what());
     return false;
   }
+  metrics_.set_control_counts([stats = control_->stats()] { return stats->counts(); });
   spdlog::info("control socket at {}", config_.control_socket);
   return true;
 }
@@ -551,10 +557,12 @@ std::string Daemon::reload() {
   needs_restart("state_dir", cfg->state_dir != config_.state_dir);
   needs_restart("metrics.listen", cfg->metrics_listen != config_.metrics_listen);
   needs_restart("control.socket", cfg->control_socket != config_.control_socket);
+  needs_restart("control.idle_timeout", cfg->control_idle_timeout != config_.control_idle_timeout);
   needs_restart("webhook.listen", cfg->webhook_listen != config_.webhook_listen);
   cfg->state_dir = config_.state_dir;
   cfg->metrics_listen = config_.metrics_listen;
   cfg->control_socket = config_.control_socket;
+  cfg->control_idle_timeout = config_.control_idle_timeout;
   cfg->webhook_listen = config_.webhook_listen;
   // A rotated webhook token takes effect now: the token file is read again, and a file that
   // cannot serve fails the reload (the running token stays) rather than leaving the old one

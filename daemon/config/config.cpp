@@ -123,10 +123,17 @@ void Loader::load_main(const std::string& path) {
     if (auto v = yaml::get_string(m, "listen", ctx)) cfg.metrics_listen = *v;
   }
   if (auto c = r["control"];
-      c.IsDefined() && yaml::check_map(c, "control", {"socket", "group"}, ctx)) {
+      c.IsDefined() && yaml::check_map(c, "control", {"socket", "group", "idle_timeout"}, ctx)) {
     if (auto v = yaml::get_string(c, "socket", ctx))
       cfg.control_socket = resolve_config_path(base_dir, *v);
     if (auto v = yaml::get_string(c, "group", ctx)) cfg.control_group = *v;
+    if (auto v = yaml::get_duration(c, "idle_timeout", ctx)) {
+      if (*v < std::chrono::seconds(1)) {
+        ctx.error(c["idle_timeout"], "idle_timeout must be at least 1s");
+      } else {
+        cfg.control_idle_timeout = *v;
+      }
+    }
   }
   if (auto w = r["webhook"];
       w.IsDefined() && yaml::check_map(w, "webhook", {"listen", "token_file"}, ctx)) {

@@ -68,6 +68,9 @@ struct Config {
   std::string metrics_listen = "0.0.0.0:9847";  // empty: no metrics endpoint
   std::string control_socket = "/run/faultd/control.sock";
   std::string control_group = "faultd";
+  // A control session waiting longer for its next request is closed; empty: the server's
+  // default (ControlLimits).
+  std::optional<Duration> control_idle_timeout;
   std::string webhook_listen;  // empty: off
   std::string webhook_token_file;
   std::string log_level = "info";

@@ -49,12 +49,15 @@ ControlReply control_call(const std::string& socket_path, const nlohmann::json& 
   }
   const std::string line = dump_json(request) + "\n";
   size_t sent = 0;
+  std::string send_error;
   while (sent < line.size()) {
     const ssize_t n = ::send(s.fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      reply.error = std::string("send: ") + std::strerror(errno);
-      return reply;
+      // faultd may have refused the connection (a full session table, a peer without access)
+      // and closed it before reading: its answer is still there to read.
+      send_error = std::string("send: ") + std::strerror(errno);
+      break;
     }
     sent += static_cast<size_t>(n);
   }
@@ -71,7 +74,7 @@ ControlReply control_call(const std::string& socket_path, const nlohmann::json& 
     const ssize_t n = ::recv(s.fd, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      reply.error = "faultd closed the connection";
+      reply.error = send_error.empty() ? "faultd closed the connection" : send_error;
       return reply;
     }
     in.append(buf, static_cast<size_t>(n));

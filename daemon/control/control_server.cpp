@@ -11,16 +11,30 @@
 
 #include "daemon/control/control_access.hpp"
 #include "daemon/control/protocol.hpp"
+#include "daemon/control/refusal_log.hpp"
 #include "daemon/core/json.hpp"
+#include "daemon/core/types.hpp"
 
 namespace faultd {
 
 namespace asio = boost::asio;
 using Local = asio::local::stream_protocol;
 
+std::vector<std::pair<std::string_view, uint64_t>> ControlStats::counts() const {
+  return {{"permission", permission.load()},
+          {"over_capacity", over_capacity.load()},
+          {"idle_timeout", idle_timeout.load()}};
+}
+
 struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
-  Impl(asio::io_context& ctx, std::string p, std::string g, Handler h)
-      : io(ctx), path(std::move(p)), group(std::move(g)), handler(std::move(h)), acceptor(io) {
+  Impl(asio::io_context& ctx, std::string p, std::string g, Handler h, ControlLimits l)
+      : io(ctx),
+        path(std::move(p)),
+        group(std::move(g)),
+        handler(std::move(h)),
+        limits(l),
+        acceptor(io),
+        refusals(io, "control socket") {
     policy.daemon_uid = geteuid();
     policy.group_name = group;
   }
@@ -29,20 +43,55 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
   std::string path;
   std::string group;
   Handler handler;
+  ControlLimits limits;
   Local::acceptor acceptor;
   control::AccessPolicy policy;
+  RefusalLog refusals;
+  std::shared_ptr<ControlStats> stats = std::make_shared<ControlStats>();
+  size_t open_sessions = 0;  // admitted and not yet closed
 
   struct Session : std::enable_shared_from_this<Session> {
     Session(Local::socket s, std::shared_ptr<Impl> o, control::PeerCredentials p)
-        : sock(std::move(s)), owner(std::move(o)), peer(std::move(p)) {}
+        : sock(std::move(s)), idle(o->io), owner(std::move(o)), peer(std::move(p)) {}
+    ~Session() {
+      if (admitted) --owner->open_sessions;
+    }
     Local::socket sock;
+    asio::steady_timer idle;
     std::shared_ptr<Impl> owner;
     control::PeerCredentials peer;
+    bool admitted = false;  // counted in open_sessions
     asio::streambuf in{kMaxRequest};
     std::string out;
     static constexpr size_t kMaxRequest = control::kMaxRequestBytes;
 
+    // Closes the session unless the next request arrives, or the reply is read, in time. The
+    // timer holds no reference: a session that ended for another reason is freed at once.
+    void arm_idle_timer() {
+      idle.expires_after(owner->limits.idle_timeout);
+      idle.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self) return;
+        ++self->owner->stats->idle_timeout;
+        if (self->owner->refusals.admit()) {
+          spdlog::info("control socket: closed the session of uid {} (pid {}): idle for {}",
+                       self->peer.uid, self->peer.pid,
+                       format_duration(self->owner->limits.idle_timeout));
+        }
+        boost::system::error_code ignored;
+        self->sock.close(ignored);  // the pending read or write ends, and the session with it
+      });
+    }
+
+    // Tells a client it may not have a session, then closes.
+    void refuse(const std::string& error) {
+      out = dump_json({{"ok", false}, {"error", error}}) + "\n";
+      asio::async_write(sock, asio::buffer(out),
+                        [self = shared_from_this()](boost::system::error_code, size_t) {});
+    }
+
     void read() {
+      arm_idle_timer();
       auto self = shared_from_this();
       asio::async_read_until(sock, in, '\n', [self](boost::system::error_code ec, size_t n) {
         if (ec) return;  // EOF, or a request over the size limit: drop the connection
@@ -55,6 +104,7 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
     }
     void respond(const nlohmann::json& reply) {
       out = dump_json(reply) + "\n";
+      arm_idle_timer();
       auto self = shared_from_this();
       asio::async_write(sock, asio::buffer(out), [self](boost::system::error_code ec, size_t) {
         if (!ec) self->read();
@@ -79,22 +129,38 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
                               policy.allows(*peer, control::Access::Mutate));
     auto session = std::make_shared<Session>(std::move(sock), shared_from_this(),
                                              peer.value_or(control::PeerCredentials{}));
-    if (any) return session->read();
-    if (peer) {
-      spdlog::warn("control socket: refused uid {} gid {} (pid {}): not root, not in group '{}'",
-                   peer->uid, peer->gid, peer->pid, group);
-    } else {
-      spdlog::warn("control socket: refused a client whose credentials could not be read");
+    if (!any) {
+      ++stats->permission;
+      if (refusals.admit()) {
+        if (peer) {
+          spdlog::warn(
+              "control socket: refused uid {} gid {} (pid {}): not root, not in group '{}'",
+              peer->uid, peer->gid, peer->pid, group);
+        } else {
+          spdlog::warn("control socket: refused a client whose credentials could not be read");
+        }
+      }
+      return session->refuse(policy.refusal({}));
     }
-    session->out = dump_json({{"ok", false}, {"error", policy.refusal({})}}) + "\n";
-    asio::async_write(session->sock, asio::buffer(session->out),
-                      [session](boost::system::error_code, size_t) {});
+    if (open_sessions >= limits.max_sessions) {
+      ++stats->over_capacity;
+      if (refusals.admit()) {
+        spdlog::warn("control socket: refused uid {} (pid {}): {} sessions already open", peer->uid,
+                     peer->pid, open_sessions);
+      }
+      return session->refuse("too many control connections (" + std::to_string(open_sessions) +
+                             " open); try again when one has closed");
+    }
+    session->admitted = true;
+    ++open_sessions;
+    session->read();
   }
 };
 
 ControlServer::ControlServer(asio::io_context& io, std::string path, std::string group,
-                             Handler handler)
-    : impl_(std::make_shared<Impl>(io, std::move(path), std::move(group), std::move(handler))) {}
+                             Handler handler, ControlLimits limits)
+    : impl_(std::make_shared<Impl>(io, std::move(path), std::move(group), std::move(handler),
+                                   limits)) {}
 
 ControlServer::~ControlServer() { stop(); }
 
@@ -137,7 +203,10 @@ void ControlServer::stop() {
   if (!impl_->acceptor.is_open()) return;
   boost::system::error_code ec;
   impl_->acceptor.close(ec);
+  impl_->refusals.stop();
   ::unlink(impl_->path.c_str());
 }
+
+std::shared_ptr<const ControlStats> ControlServer::stats() const { return impl_->stats; }
 
 }  // namespace faultd

@@ -12,10 +12,13 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "daemon/control/refusal_log.hpp"
 
 namespace faultd {
 
@@ -161,33 +164,54 @@ struct WebhookServer::Impl : std::enable_shared_from_this<WebhookServer::Impl> {
   struct Session;
 
   Impl(asio::io_context& ctx, Options o, Handler h)
-      : opt(std::move(o)), handler(std::move(h)), acceptor(ctx), retry(ctx) {}
+      : opt(std::move(o)),
+        handler(std::move(h)),
+        acceptor(ctx),
+        retry(ctx),
+        refusals(ctx, "webhook") {}
 
   Options opt;
   Handler handler;
   tcp::acceptor acceptor;
   asio::steady_timer retry;
+  RefusalLog refusals;
   std::shared_ptr<WebhookStats> stats = std::make_shared<WebhookStats>();
   // Live connections; a session removes itself when its last handler lets go of it.
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+  std::map<asio::ip::address, size_t> per_client;  // live connections by source address
   bool stopped = false;
 
   void accept();
+  // Why a new connection from `client` would be one too many, or nullopt.
+  std::optional<std::string> over_capacity(const asio::ip::address& client) const;
   void close_all();
 };
 
 struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
-  Session(tcp::socket s, std::string peer_text, std::shared_ptr<Impl> o)
-      : stream(std::move(s)), peer(std::move(peer_text)), owner(std::move(o)) {}
-  ~Session() { owner->sessions.erase(this); }
+  Session(tcp::socket s, const tcp::endpoint& remote, std::shared_ptr<Impl> o)
+      : stream(std::move(s)),
+        peer(format_endpoint(remote)),
+        client(remote.address()),
+        owner(std::move(o)) {
+    ++owner->per_client[client];
+  }
+  ~Session() {
+    owner->sessions.erase(this);
+    if (auto it = owner->per_client.find(client);
+        it != owner->per_client.end() && --it->second == 0) {
+      owner->per_client.erase(it);
+    }
+  }
 
   beast::tcp_stream stream;
   std::string peer;
+  asio::ip::address client;
   std::shared_ptr<Impl> owner;
   beast::flat_buffer buffer;
   std::optional<http::request_parser<http::string_body>> parser;
   http::response<http::string_body> response;
-  bool served_one = false;  // a request was answered on this connection
+  bool served_one = false;     // a request was answered on this connection
+  bool authenticated = false;  // a request on it carried the token
   uint64_t drained = 0;
   std::array<char, size_t{16} * 1024> drain_buf{};
 
@@ -196,6 +220,10 @@ struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
   bool gone(const error_code& ec) const {
     return owner->stopped || ec == asio::error::operation_aborted;
   }
+  // A client that has not shown the token gets a short deadline: it must not hold a slot long.
+  std::chrono::milliseconds header_deadline() const {
+    return authenticated ? opt().header_timeout : opt().first_request_timeout;
+  }
 
   void read_header() {
     parser.emplace();
@@ -203,7 +231,7 @@ struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
     // Beast 1.74 treats an unset body limit as exceeded by any Content-Length: use the largest
     // value, and check the real limit once the request is known to be authorized.
     parser->body_limit(std::numeric_limits<uint64_t>::max());
-    stream.expires_after(opt().header_timeout);
+    stream.expires_after(header_deadline());
     http::async_read_header(
         stream, buffer, *parser,
         [self = shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
@@ -216,8 +244,11 @@ struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
       // is a slow (or hostile) client.
       if (served_one && buffer.size() == 0) return;
       ++stats().timeouts;
-      spdlog::warn("webhook: closed the connection from {}: request headers not received in {} ms",
-                   peer, opt().header_timeout.count());
+      if (owner->refusals.admit()) {
+        spdlog::warn(
+            "webhook: closed the connection from {}: request headers not received in {} ms", peer,
+            header_deadline().count());
+      }
       return;
     }
     if (ec == http::error::end_of_stream || ec == http::error::partial_message) return;
@@ -274,6 +305,7 @@ struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
              "Bearer realm=\"faultd\", error=\"invalid_token\"");
       return false;
     }
+    authenticated = true;
     return true;
   }
 
@@ -296,8 +328,10 @@ struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
     if (gone(ec)) return;
     if (ec == beast::error::timeout) {
       ++stats().timeouts;
-      spdlog::warn("webhook: closed the connection from {}: request body not received in {} ms",
-                   peer, opt().body_timeout.count());
+      if (owner->refusals.admit()) {
+        spdlog::warn("webhook: closed the connection from {}: request body not received in {} ms",
+                     peer, opt().body_timeout.count());
+      }
       return;
     }
     if (ec == http::error::body_limit) return reject_too_large();
@@ -345,8 +379,10 @@ struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
   void reject(http::status status, std::atomic<uint64_t>& counter, const std::string& message,
               std::string_view www_authenticate = {}, bool body_read = false) {
     ++counter;
-    spdlog::warn("webhook: {} {} from {}: {}", static_cast<unsigned>(status),
-                 sv(http::obsolete_reason(status)), peer, message);
+    if (owner->refusals.admit()) {
+      spdlog::warn("webhook: {} {} from {}: {}", static_cast<unsigned>(status),
+                   sv(http::obsolete_reason(status)), peer, message);
+    }
     prepare(status, error_body(message), body_read);
     if (status == http::status::method_not_allowed) response.set(http::field::allow, "POST");
     if (!www_authenticate.empty()) {
@@ -408,7 +444,7 @@ void WebhookServer::Impl::accept() {
     if (self->stopped || ec == asio::error::operation_aborted) return;
     if (ec) {
       // Typically out of file descriptors: try again shortly instead of spinning.
-      spdlog::warn("webhook: accept failed: {}", ec.message());
+      if (self->refusals.admit()) spdlog::warn("webhook: accept failed: {}", ec.message());
       self->retry.expires_after(kAcceptRetry);
       self->retry.async_wait([self](error_code wec) {
         if (!wec && !self->stopped) self->accept();
@@ -417,19 +453,33 @@ void WebhookServer::Impl::accept() {
     }
     error_code pec;
     const auto remote = sock.remote_endpoint(pec);
-    std::string peer = pec ? "unknown peer" : format_endpoint(remote);
-    if (self->sessions.size() >= self->opt.max_connections) {
+    if (pec) {
+      sock.close(pec);  // the client is gone already
+    } else if (auto why = self->over_capacity(remote.address())) {
       ++self->stats->over_capacity;
-      spdlog::warn("webhook: refused a connection from {}: {} connections already open", peer,
-                   self->sessions.size());
+      if (self->refusals.admit()) {
+        spdlog::warn("webhook: refused a connection from {}: {}", format_endpoint(remote), *why);
+      }
       sock.close(pec);
     } else {
-      auto session = std::make_shared<Session>(std::move(sock), std::move(peer), self);
+      auto session = std::make_shared<Session>(std::move(sock), remote, self);
       self->sessions.emplace(session.get(), session);
       session->read_header();
     }
     self->accept();
   });
+}
+
+std::optional<std::string> WebhookServer::Impl::over_capacity(
+    const asio::ip::address& client) const {
+  if (sessions.size() >= opt.max_connections) {
+    return std::to_string(sessions.size()) + " connections already open";
+  }
+  const auto it = per_client.find(client);
+  if (it != per_client.end() && it->second >= opt.max_connections_per_client) {
+    return std::to_string(it->second) + " connections from " + client.to_string() + " already open";
+  }
+  return std::nullopt;
 }
 
 void WebhookServer::Impl::close_all() {
@@ -485,6 +535,7 @@ void WebhookServer::stop() {
   error_code ignored;
   impl_->acceptor.close(ignored);
   impl_->retry.cancel();
+  impl_->refusals.stop();
   impl_->close_all();
 }
 

@@ -11,11 +11,15 @@
 //   probe); Content-Type present and not application/json → 415 (a missing one is tolerated,
 //   curl and scripts often omit it); body over max_body (Content-Length or chunked) → 413;
 //   payload not a valid v4 payload → 400 {"error": "..."} and the handler is NOT called.
-// Headers and bodies must arrive within their timeouts (a slow client cannot hold a connection),
-// at most max_connections are served at once (more are closed on accept), keep-alive works.
-// Error replies sent before the body was read close the connection (after draining what the
-// client is still sending, so it gets the reply instead of a reset). Rejections are logged at
-// warn with the peer address, never with the token.
+// Headers and bodies must arrive within their timeouts (a slow client cannot hold a connection):
+// a connection that has not yet sent an authorized request has first_request_timeout (3 s) for
+// its headers, so an unauthenticated client holds a slot briefly; an authenticated one gets
+// header_timeout for its next request on a keep-alive connection. At most max_connections are
+// served at once, and at most max_connections_per_client from one source address, so one client
+// cannot take every slot from Alertmanager (more are closed on accept). Error replies sent
+// before the body was read close the connection (after draining what the client is still
+// sending, so it gets the reply instead of a reset). Rejections are logged at warn with the peer
+// address, never with the token, at most 10 a minute (RefusalLog), and counted all.
 //
 // Lifecycle: construct, start() binds (throws on failure), stop() closes the listener and every
 // connection; the handler is never called after stop(). The server may be destroyed once
@@ -55,7 +59,7 @@ struct WebhookStats {
   std::atomic<uint64_t> method_not_allowed{0};  // 405
   std::atomic<uint64_t> unsupported_media_type{0};  // 415
   std::atomic<uint64_t> timeouts{0};                // connection closed: headers or body too slow
-  std::atomic<uint64_t> over_capacity{0};           // connection closed on accept: too many open
+  std::atomic<uint64_t> over_capacity{0};   // closed on accept: too many open, or from its address
   std::atomic<uint64_t> handler_errors{0};  // 500: the handler threw or gave no valid status
 
   // (result, count) for every counter above, in this stable order: "accepted", "unauthorized",
@@ -75,10 +79,15 @@ class WebhookServer {
   struct Options {
     std::string listen = "127.0.0.1:9848";  // "host:port", "[v6]:port"; port 0 picks a free one
     std::string token;                      // required, non-empty
-    std::chrono::milliseconds header_timeout{10'000};  // also the keep-alive idle limit
-    std::chrono::milliseconds body_timeout{10'000};    // also the write and drain limit
+    // The headers of a connection's first request, before the client has shown the token.
+    std::chrono::milliseconds first_request_timeout{3'000};
+    // The headers of a later request on an authenticated connection; also its keep-alive idle
+    // limit.
+    std::chrono::milliseconds header_timeout{10'000};
+    std::chrono::milliseconds body_timeout{10'000};  // also the write and drain limit
     uint64_t max_body = 1024 * 1024;
     size_t max_connections = 64;
+    size_t max_connections_per_client = 8;  // from one source address
   };
 
   WebhookServer(boost::asio::io_context& io, Options options, Handler handler);

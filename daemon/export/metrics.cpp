@@ -38,6 +38,11 @@ pm::ClientMetric sample(std::vector<pm::ClientMetric::Label> labels, double valu
 
 double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
+// The HTTP server's threads, and how long a client may take to send its request (or to take
+// the reply) before its thread is free again.
+constexpr int kHttpThreads = 8;
+constexpr std::chrono::milliseconds kRequestTimeout{3000};
+
 // Hooks run from milliseconds (a label) to half an hour (a stress diagnosis).
 const pm::Histogram::BucketBoundaries kActionBuckets{0.05, 0.1, 0.5, 1,   5,   10,
                                                      30,   60,  120, 300, 900, 1800};
@@ -163,9 +168,13 @@ class Metrics::SourceHealth final : public pm::Collectable {
   std::vector<std::shared_ptr<Source>> sources_;
 };
 
-// faultd_webhook_requests_total{result}: what the Alertmanager webhook did with each request.
-class Metrics::WebhookRequests final : public pm::Collectable {
+// A counter family read from a server's atomics at scrape time, one series per value of one
+// label: faultd_webhook_requests_total{result}, faultd_control_refusals_total{reason}. Absent
+// until the server is running.
+class Metrics::ServerCounts final : public pm::Collectable {
  public:
+  ServerCounts(std::string name, std::string help, std::string label)
+      : name_(std::move(name)), help_(std::move(help)), label_(std::move(label)) {}
   void set(CountsFn counts) {
     std::lock_guard lock(mu_);
     counts_ = std::move(counts);
@@ -173,17 +182,16 @@ class Metrics::WebhookRequests final : public pm::Collectable {
   std::vector<pm::MetricFamily> Collect() const override {
     std::lock_guard lock(mu_);
     if (!counts_) return {};
-    auto f = family("faultd_webhook_requests_total",
-                    "Alertmanager webhook requests by result (accepted, unauthorized, ...).",
-                    pm::MetricType::Counter);
-    for (const auto& [result, n] : counts_()) {
-      f.metric.push_back(sample({{"result", std::string(result)}}, static_cast<double>(n),
-                                pm::MetricType::Counter));
+    auto f = family(name_, help_, pm::MetricType::Counter);
+    for (const auto& [value, n] : counts_()) {
+      f.metric.push_back(
+          sample({{label_, std::string(value)}}, static_cast<double>(n), pm::MetricType::Counter));
     }
     return {std::move(f)};
   }
 
  private:
+  const std::string name_, help_, label_;
   mutable std::mutex mu_;
   CountsFn counts_;
 };
@@ -235,7 +243,14 @@ Metrics::Metrics()
     : registry_(std::make_shared<pm::Registry>()),
       device_states_(std::make_shared<DeviceStates>()),
       source_health_(std::make_shared<SourceHealth>()),
-      webhook_requests_(std::make_shared<WebhookRequests>()),
+      webhook_requests_(std::make_shared<ServerCounts>(
+          "faultd_webhook_requests_total",
+          "Alertmanager webhook requests by result (accepted, unauthorized, ...).", "result")),
+      control_refusals_(std::make_shared<ServerCounts>(
+          "faultd_control_refusals_total",
+          "Control socket connections refused (permission, over_capacity) or closed "
+          "(idle_timeout).",
+          "reason")),
       numerics_(std::make_shared<Numerics>()) {
   auto& r = *registry_;
   faults_ = &pm::BuildCounter()
@@ -330,7 +345,13 @@ Metrics::Metrics()
 Metrics::~Metrics() = default;
 
 void Metrics::serve(const std::string& listen) {
-  exposer_ = std::make_unique<pm::Exposer>(listen, 2);
+  // civetweb serves a connection on one thread from accept to close, and a client that sends
+  // nothing (or one byte) holds it until the request timeout (30 s by default): with 2 threads,
+  // two such clients blocked every scrape. Enough threads, a short timeout and no keep-alive
+  // leave scrapes a free thread (security audit F9).
+  exposer_ = std::make_unique<pm::Exposer>(std::vector<std::string>{
+      "listening_ports", listen, "num_threads", std::to_string(kHttpThreads), "request_timeout_ms",
+      std::to_string(kRequestTimeout.count()), "enable_keep_alive", "no"});
   if (exposer_->GetListeningPorts().empty()) {
     exposer_.reset();
     throw std::runtime_error("cannot listen on " + listen);
@@ -339,6 +360,7 @@ void Metrics::serve(const std::string& listen) {
   exposer_->RegisterCollectable(device_states_);
   exposer_->RegisterCollectable(source_health_);
   exposer_->RegisterCollectable(webhook_requests_);
+  exposer_->RegisterCollectable(control_refusals_);
   exposer_->RegisterCollectable(numerics_);
 }
 
@@ -450,11 +472,14 @@ void Metrics::on_numerics(std::vector<DetectorBank::SeriesStats> series) {
 
 void Metrics::set_webhook_counts(CountsFn counts) { webhook_requests_->set(std::move(counts)); }
 
+void Metrics::set_control_counts(CountsFn counts) { control_refusals_->set(std::move(counts)); }
+
 std::string Metrics::render() const {
   std::vector<pm::MetricFamily> all = registry_->Collect();
   for (auto& f : device_states_->Collect()) all.push_back(std::move(f));
   for (auto& f : source_health_->Collect()) all.push_back(std::move(f));
   for (auto& f : webhook_requests_->Collect()) all.push_back(std::move(f));
+  for (auto& f : control_refusals_->Collect()) all.push_back(std::move(f));
   for (auto& f : numerics_->Collect()) all.push_back(std::move(f));
   return pm::TextSerializer().Serialize(all);
 }

@@ -42,7 +42,8 @@ class Metrics {
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
-  // Binds "host:port" (port 0 picks a free one). Throws std::runtime_error if it cannot bind.
+  // Binds "host:port" (port 0 picks a free one), served by 8 HTTP threads with a 3 s request
+  // timeout and no keep-alive. Throws std::runtime_error if it cannot bind.
   void serve(const std::string& listen);
   std::vector<int> listening_ports() const;
 
@@ -69,9 +70,11 @@ class Metrics {
   void on_store_error();
   void on_pruned(const PruneReport& report);  // rows deleted by retention, per journal
   void set_sources(std::vector<std::shared_ptr<Source>> sources);
-  // The webhook receiver's request counts by result, read at scrape time.
+  // The webhook receiver's request counts by result, and the control socket's refusals by
+  // reason, read at scrape time.
   using CountsFn = std::function<std::vector<std::pair<std::string_view, uint64_t>>()>;
   void set_webhook_counts(CountsFn counts);
+  void set_control_counts(CountsFn counts);
 
   // Training numerics per (device, rank), from the DetectorBank: last step seen (and when),
   // overflow steps, loss-scale drops. Replaces the previous snapshot.
@@ -83,13 +86,14 @@ class Metrics {
  private:
   class DeviceStates;
   class SourceHealth;
-  class WebhookRequests;
+  class ServerCounts;
   class Numerics;
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<DeviceStates> device_states_;
   std::shared_ptr<SourceHealth> source_health_;
-  std::shared_ptr<WebhookRequests> webhook_requests_;
+  std::shared_ptr<ServerCounts> webhook_requests_;
+  std::shared_ptr<ServerCounts> control_refusals_;
   std::shared_ptr<Numerics> numerics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 

@@ -3,11 +3,15 @@
 watched device log makes the device `warning` on /metrics and in `faultctl status`; the isolate
 hook runs with the FAULTD_* environment and the fault on stdin, then the resume hook; after
 kill -9 and a restart the state is still there, nothing is recorded twice, and a line written
-while faultd was down is found exactly once."""
+while faultd was down is found exactly once. Security audit F9 and F24: clients that hold
+/metrics connections open without a request do not block scrapes; the control socket has a
+session cap and an idle timeout."""
 import json
 import os
+import socket
 import stat
 import time
+import urllib.request
 
 import harness
 from harness import Faultd, free_port, metric_value, scrape, wait_for
@@ -209,5 +213,113 @@ actions:
         print(d.read_log())
 
 
+def small_config(work, port, control=""):
+    return f"""
+node: e2e-node
+state_dir: {work}/state
+metrics: {{ listen: "127.0.0.1:{port}" }}
+control: {{ socket: {work}/control.sock, group: ""{control} }}
+include: []
+sources: [{{ name: s, paths: ["{work}/*.log"] }}]
+"""
+
+
+def run_slow_metrics_clients(args, check, work):
+    port = free_port()
+    d = Faultd(args, work, small_config(work, port))
+    d.start()
+    # The audit's R9: clients that connect and send nothing, or one byte, and then wait. Each
+    # held an HTTP thread for civetweb's 30 s request timeout; there were 2 threads.
+    held = []
+    for first in [b""] * 4 + [b"G"] * 2:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(first)
+        held.append(s)
+    # Scaled for slow builds, and still well under the old 30 s (20 s at the slowest scale).
+    timeout = harness.scaled(5)
+    start = time.monotonic()
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=timeout) as r:
+            status = r.status
+    except OSError as e:
+        status = repr(e)
+    check(status == 200, "a scrape answers 200 while 6 idle clients hold connections (%s, %.1f s)"
+          % (status, time.monotonic() - start))
+
+    # faultd closes the idle connections after its short request timeout (a partial request
+    # gets a 400 first).
+    def closed(s):
+        s.settimeout(timeout)
+        try:
+            while s.recv(4096):
+                pass
+            return True
+        except socket.timeout:
+            return False
+        except OSError:  # reset
+            return True
+    check(all(closed(s) for s in held), "faultd closes the idle connections within %.0f s" % timeout)
+    for s in held:
+        s.close()
+    check(d.stop() == 0, "faultd stops cleanly")
+
+
+class ControlSession:
+    """A control socket client that keeps its connection open (faultctl does not)."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(harness.scaled(10))
+        self.sock.connect(path)
+        self.file = self.sock.makefile("rb")
+
+    def ask(self, cmd):
+        self.sock.sendall(json.dumps({"cmd": cmd}).encode() + b"\n")
+        line = self.file.readline()
+        return json.loads(line) if line else None
+
+    def closed_by_server(self):
+        try:
+            return self.file.readline() == b""
+        except OSError:
+            return True
+
+    def close(self):
+        self.file.close()
+        self.sock.close()
+
+
+def run_control_limits(args, check, work):
+    port = free_port()
+    d = Faultd(args, work, small_config(work, port))
+    d.start()
+    # 32 sessions held open, each admitted (it answered a command).
+    held = [ControlSession(d.socket) for _ in range(32)]
+    check(all((s.ask("status") or {}).get("ok") for s in held), "32 control sessions are served")
+    r = d.ctl("status")
+    check(r.returncode == 1 and "too many control connections (32 open)" in r.stderr,
+          "the 33rd is refused with a clear error (%d: %s)" % (r.returncode, r.stderr.strip()))
+    check((held[0].ask("budget") or {}).get("ok"), "a held session still runs commands")
+    held.pop().close()
+    wait_for("a command on the freed slot", lambda: d.ctl("status").returncode == 0)
+    refused = metric_value(scrape(port), "faultd_control_refusals_total", {"reason": "over_capacity"})
+    check(refused is not None and refused >= 1, "the refusal is counted (%s)" % refused)
+    for s in held:
+        s.close()
+    check(d.stop() == 0, "faultd stops cleanly")
+
+    # An idle session is closed after control.idle_timeout.
+    with open(d.config, "w") as f:
+        f.write(small_config(work, port, control=", idle_timeout: 1s"))
+    d.start()
+    idle = ControlSession(d.socket)
+    check((idle.ask("status") or {}).get("ok"), "a session is served")
+    check(idle.closed_by_server(), "faultd closes it once it is idle for idle_timeout (1s)")
+    idle.close()
+    check(metric_value(scrape(port), "faultd_control_refusals_total", {"reason": "idle_timeout"})
+          == 1.0, "the idle close is counted")
+    check(d.stop() == 0, "faultd stops cleanly")
+
+
 if __name__ == "__main__":
-    harness.main(run)
+    harness.main(run, run_slow_metrics_clients, run_control_limits)

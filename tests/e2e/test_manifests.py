@@ -16,6 +16,8 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
 import stat
 import subprocess
 import urllib.error
@@ -57,12 +59,13 @@ PROMQL_KEYWORDS = {"by", "without", "on", "ignoring", "group_left", "group_right
 
 K8S_DIR = os.path.join("etc", "kubernetes")
 MANIFESTS = ["faultd-rbac.yaml", "faultd-configmap.yaml", "faultd-daemonset.yaml",
-             "faultd-servicemonitor.yaml"]
+             "faultd-servicemonitor.yaml", "faultd-networkpolicy.yaml"]
 API_VERSIONS = {
     "Namespace": "v1", "ServiceAccount": "v1", "ConfigMap": "v1", "Service": "v1",
     "DaemonSet": "apps/v1", "ClusterRole": "rbac.authorization.k8s.io/v1",
     "ClusterRoleBinding": "rbac.authorization.k8s.io/v1", "Role": "rbac.authorization.k8s.io/v1",
     "RoleBinding": "rbac.authorization.k8s.io/v1", "ServiceMonitor": "monitoring.coreos.com/v1",
+    "NetworkPolicy": "networking.k8s.io/v1",
 }
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
 # Namespaces the manifests use without creating them: Kubernetes' own and MindCluster's.
@@ -573,11 +576,19 @@ def check_daemonset(check, docs, source_dir):
 
     ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
     check(9847 in ports.values(), "containerPort 9847 is declared")
-    for probe in ("livenessProbe", "readinessProbe"):
-        g = c.get(probe, {}).get("httpGet", {})
-        port = ports.get(g.get("port"), g.get("port"))
-        check(g.get("path") == "/metrics" and port == 9847,
-              "%s is an HTTP GET of /metrics on the declared port 9847" % probe)
+    g = c.get("readinessProbe", {}).get("httpGet", {})
+    check(g.get("path") == "/metrics" and ports.get(g.get("port"), g.get("port")) == 9847,
+          "the readiness probe is an HTTP GET of /metrics on the declared port 9847")
+    # Security audit F9: whoever can reach the metrics port can hold its threads; liveness must
+    # not depend on it, or they could keep faultd in a restart loop.
+    live = c.get("livenessProbe", {})
+    command = live.get("exec", {}).get("command", [])
+    check(command[:1] == ["/usr/bin/faultctl"] and command[-1:] == ["status"]
+          and "httpGet" not in live and "tcpSocket" not in live,
+          "the liveness probe asks the main loop through faultctl status, not the network (%s)"
+          % live)
+    check(live.get("timeoutSeconds", 1) > 10,
+          "the liveness probe waits longer than faultctl's own 10 s timeout")
     res = c.get("resources", {})
     try:
         ok = all(quantity(res["requests"][k]) <= quantity(res["limits"][k])
@@ -634,6 +645,27 @@ def check_service(check, docs):
         check(any(r.get("targetLabel") == "instance" and
                   r.get("sourceLabels") == ["__meta_kubernetes_pod_node_name"] for r in relabel),
               "the ServiceMonitor names targets by node (the dashboard's instance variable)")
+
+
+def check_network_policy(check, docs):
+    ds, _, c, _ = daemonset_parts(docs)
+    policies = find(docs, "NetworkPolicy")
+    if not check(len(policies) == 1, "one NetworkPolicy"):
+        return
+    spec = policies[0]["spec"]
+    labels = ds["spec"]["template"]["metadata"]["labels"]
+    check(spec["podSelector"]["matchLabels"].items() <= labels.items(),
+          "the NetworkPolicy selects the faultd pods")
+    check(spec.get("policyTypes") == ["Ingress"], "it restricts incoming traffic only (hooks "
+          "call the API server)")
+    ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+    allowed = [ports.get(p.get("port"), p.get("port")) for r in spec.get("ingress", [])
+               for p in r.get("ports", [])]
+    sources = [f for r in spec.get("ingress", []) for f in r.get("from", [])]
+    check(allowed == [9847], "only the metrics port is open (%s)" % allowed)
+    check(bool(sources) and all(f.get("podSelector", {}).get("matchLabels") and
+                                f.get("namespaceSelector", {}).get("matchLabels") for f in sources),
+          "only named pods in a named namespace (Prometheus) may connect")
 
 
 def check_rbac(check, docs):
@@ -705,6 +737,7 @@ def run_manifests(args, check, work):
     check_documents(check, docs)
     check_daemonset(check, docs, args.source_dir)
     check_service(check, docs)
+    check_network_policy(check, docs)
     check_rbac(check, docs)
     check_kubeconfig(check, docs)
 
@@ -827,6 +860,32 @@ def rebase_config(check, mounts, cfg, port, hook, hooks_out):
     return cfg
 
 
+def check_liveness(check, mounts, args, d, port):
+    """Runs the DaemonSet's liveness command against the running faultd: it passes while clients
+    hold the metrics port's connections open (security audit F9), and fails once faultd's main
+    loop stops answering."""
+    command = mounts.container.get("livenessProbe", {}).get("exec", {}).get("command", [])
+    if not check(command[:1] == ["/usr/bin/faultctl"], "the liveness probe runs faultctl"):
+        return
+    def mapped(arg):
+        r = arg.startswith("/") and mounts.resolve(arg)
+        return r[0] if r else arg
+    argv = [args.faultctl] + [mapped(a) for a in command[1:]]
+
+    def probe():
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60).returncode
+    held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
+    check(probe() == 0, "the liveness probe passes while 20 clients hold metrics connections")
+    for s in held:
+        s.close()
+    os.kill(d.proc.pid, signal.SIGSTOP)  # a wedged main loop, as far as a client can tell
+    try:
+        check(probe() != 0, "the liveness probe fails while faultd does not answer")
+    finally:
+        os.kill(d.proc.pid, signal.SIGCONT)
+    check(probe() == 0, "and passes again once faultd answers")
+
+
 def run_configmap(args, check, work):
     if not require_yaml(check):
         return
@@ -892,6 +951,7 @@ def run_configmap(args, check, work):
     check(os.path.exists(os.path.join(cfg["state_dir"], "state.db")),
           "the state is kept on the host's /var/lib/faultd")
     check(d.ctl("status").returncode == 0, "faultctl reaches faultd through the host's /run/faultd")
+    check_liveness(check, mounts, args, d, port)
     check(d.stop() == 0, "faultd stops cleanly")
     if check.failures:
         print(d.read_log())

@@ -2,11 +2,17 @@
 """The Alertmanager webhook of the real faultd: a firing alert with faultd_action="isolate" for
 this node runs the isolate hook once, however often Alertmanager repeats it; alerts for other
 nodes, resolved alerts and bad tokens change nothing; faultd_action="clear" clears the device;
-`faultd --check-config` refuses a missing token file."""
+`faultd --check-config` refuses a missing token file. Security audit F10: one client holding
+connections with one byte each does not lock Alertmanager out, and a flood of bad requests is
+counted in full but logged only a few times."""
+import http.client
 import json
+import math
 import os
+import socket
 import stat
 import subprocess
+import time
 import urllib.error
 import urllib.request
 
@@ -44,18 +50,13 @@ def post(port, body, token="s3cret"):
         return e.code, e.read().decode()
 
 
-def run(args, check, work):
+def config_with_webhook(work, mport, wport, extra=""):
+    """A config with the webhook on, and its token file ("s3cret") written: (text, token path)."""
     token = os.path.join(work, "webhook.token")
     with open(token, "w") as f:
         f.write("s3cret\n")
     os.chmod(token, 0o600)
-    hook = os.path.join(work, "hook.sh")
-    with open(hook, "w") as f:
-        f.write(HOOK)
-    os.chmod(hook, stat.S_IRWXU)
-    runs = os.path.join(work, "runs.log")
-    mport, wport = free_port(), free_port()
-    config = f"""
+    return f"""
 node: e2e-node
 state_dir: {work}/state
 metrics: {{ listen: "127.0.0.1:{mport}" }}
@@ -63,9 +64,19 @@ control: {{ socket: {work}/control.sock, group: "" }}
 webhook: {{ listen: "127.0.0.1:{wport}", token_file: {token} }}
 include: []
 sources: [{{ name: s, paths: ["{work}/*.log"] }}]
-actions:
+{extra}""", token
+
+
+def run(args, check, work):
+    hook = os.path.join(work, "hook.sh")
+    with open(hook, "w") as f:
+        f.write(HOOK)
+    os.chmod(hook, stat.S_IRWXU)
+    runs = os.path.join(work, "runs.log")
+    mport, wport = free_port(), free_port()
+    config, token = config_with_webhook(work, mport, wport, extra=f"""actions:
   isolate: {{ argv: [{hook}, {runs}], timeout: 10s }}
-"""
+""")
     d = Faultd(args, work, config)
     d.start()
 
@@ -131,5 +142,67 @@ actions:
           "--check-config refuses a missing token file (%s)" % r.stderr.strip())
 
 
+def post_from(source, port, body, token="s3cret"):
+    """A POST from another source address (any 127.x.y.z is this host on Linux): status, or the
+    error the connection ended with."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=harness.scaled(10),
+                                      source_address=(source, 0))
+    try:
+        conn.request("POST", "/api/v1/alerts", body=json.dumps(body),
+                     headers={"Content-Type": "application/json", "Authorization": "Bearer " + token})
+        return conn.getresponse().status
+    except OSError as e:
+        return repr(e)
+    finally:
+        conn.close()
+
+
+def webhook_warnings(d):
+    return [l for l in d.read_log().splitlines() if "[warning] webhook:" in l]
+
+
+def run_hostile_clients(args, check, work):
+    mport, wport = free_port(), free_port()
+    d = Faultd(args, work, config_with_webhook(work, mport, wport)[0])
+    d.start()
+
+    # The audit's R10, part 1: a flood of bad requests. Every one is counted, a few are logged.
+    n = 500
+    start = time.monotonic()
+    for _ in range(n):
+        with socket.create_connection(("127.0.0.1", wport), timeout=10) as s:
+            s.sendall(b"GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.recv(4096)
+    minutes = math.ceil((time.monotonic() - start) / 60) + 1
+    not_found = lambda: metric_value(scrape(mport), "faultd_webhook_requests_total",
+                                     {"result": "not_found"})
+    check(wait_for("the 404s to be counted", lambda: not_found() == n),
+          "every one of %d bad requests is counted (%s)" % (n, not_found()))
+    # At most 10 lines a minute, plus a summary line per minute.
+    added = len(webhook_warnings(d))
+    check(0 < added <= 11 * minutes, "the flood of %d bad requests added %d warning lines "
+          "(at most %d)" % (n, added, 11 * minutes))
+
+    # Part 2: 64 clients from one address send one byte each and then nothing.
+    held = []
+    for _ in range(64):
+        s = socket.create_connection(("127.0.0.1", wport), timeout=5)
+        s.sendall(b"P")
+        held.append(s)
+    status = post_from("127.0.0.2", wport, payload([alert("4", action="clear")]))
+    check(status == 200, "Alertmanager from another address gets 200 while one client holds 64 "
+          "one-byte connections (%s)" % status)
+    over = lambda: metric_value(scrape(mport), "faultd_webhook_requests_total",
+                                {"result": "over_capacity"})
+    check(wait_for("the refused connections to be counted", lambda: over() >= 56),
+          "the connections over the per-client cap are closed on accept and counted (%s)" % over())
+    for s in held:
+        s.close()
+    check(d.stop() == 0, "faultd stops cleanly")
+    lines = webhook_warnings(d)
+    check(any("more refusal(s) in the last 1m were not logged" in l for l in lines),
+          "the refusals not logged are summed up in one line (at the latest when faultd stops)")
+
+
 if __name__ == "__main__":
-    harness.main(run)
+    harness.main(run, run_hostile_clients)

@@ -375,3 +375,22 @@ TEST_CASE("the webhook listens on loopback unless told otherwise and needs a tok
   CHECK_FALSE(load(dir, "include: []\nwebhook: { listen: \"127.0.0.1:9848\" }\n", errors));
   CHECK_THAT(errors, Catch::Contains("webhook needs a token_file"));
 }
+
+TEST_CASE("control.idle_timeout is a duration of at least 1s, unset the server's default holds",
+          "[config][security]") {
+  TempDir dir;
+  std::string errors;
+  auto set = load(dir, "include: []\ncontrol: { socket: c.sock, idle_timeout: 90s }\n", errors);
+  INFO(errors);
+  REQUIRE(set);
+  CHECK(set->control_idle_timeout == std::chrono::seconds(90));
+  auto unset = load(dir, "include: []\ncontrol: { socket: c.sock }\n", errors);
+  REQUIRE(unset);
+  CHECK_FALSE(unset->control_idle_timeout);
+
+  const std::string f = dir.file("faultd.yaml");
+  CHECK_FALSE(load(dir, "include: []\ncontrol: { idle_timeout: 500ms }\n", errors));
+  CHECK_THAT(errors, Catch::Contains(f + ":2:26: idle_timeout must be at least 1s"));
+  CHECK_FALSE(load(dir, "include: []\ncontrol: { idle_timeout: soon }\n", errors));
+  CHECK_THAT(errors, Catch::Contains(f + ":2:26: 'idle_timeout' must be a duration"));
+}

@@ -58,9 +58,14 @@ struct Response {
 // stall, or pipe 2 MiB, which no polite client library does. Every wait has a deadline.
 class Conn {
  public:
-  explicit Conn(uint16_t port) {
+  // `from`: the client's source address (any 127.x.y.z is this host's loopback on Linux).
+  explicit Conn(uint16_t port, const char* from = "127.0.0.1") {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(fd_ >= 0);
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    REQUIRE(::inet_pton(AF_INET, from, &source.sin_addr) == 1);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&source), sizeof source) == 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);
@@ -480,7 +485,7 @@ TEST_CASE("webhook: Expect 100-continue gets 100 before the body", "[control][we
 
 TEST_CASE("webhook: headers over 8 KiB get 431 before any token check", "[control][webhook]") {
   Server s;
-  const std::string padding = "X-Padding: " + std::string(9 * 1024, 'p') + "\r\n";
+  const std::string padding = "X-Padding: " + std::string(size_t{9} * 1024, 'p') + "\r\n";
   auto r = exchange(s.port(), request("POST", "/api/v1/alerts", alertmanager_body(),
                                       padding + "Authorization: Bearer " + kToken + "\r\n"));
   REQUIRE(r);
@@ -489,7 +494,7 @@ TEST_CASE("webhook: headers over 8 KiB get 431 before any token check", "[contro
   CHECK(s.calls() == 0);
   CHECK(s.stats().bad_request == 1);
   // Just under the limit is served.
-  const std::string fits = "X-Padding: " + std::string(6 * 1024, 'p') + "\r\n";
+  const std::string fits = "X-Padding: " + std::string(size_t{6} * 1024, 'p') + "\r\n";
   auto ok = exchange(s.port(), request("POST", "/api/v1/alerts", alertmanager_body(),
                                        fits + "Authorization: Bearer " + kToken + "\r\n"));
   REQUIRE(ok);
@@ -499,7 +504,7 @@ TEST_CASE("webhook: headers over 8 KiB get 431 before any token check", "[contro
 TEST_CASE("webhook: a client that stalls in its headers is disconnected after the timeout",
           "[control][webhook]") {
   WebhookServer::Options o;
-  o.header_timeout = 200ms;
+  o.first_request_timeout = 200ms;
   Server s(o);
   Conn c(s.port());
   const auto start = Clock::now();
@@ -554,6 +559,53 @@ TEST_CASE("webhook: connections beyond the limit are closed on accept", "[contro
   auto again = a.read_response();
   REQUIRE(again);
   CHECK(again->status == 202);
+}
+
+TEST_CASE("webhook: one client cannot take every connection slot (security audit F10)",
+          "[control][webhook]") {
+  WebhookServer::Options o;
+  o.max_connections_per_client = 2;
+  Server s(o);
+  // Two connections that sent one byte each, as a slow client holds them.
+  Conn a(s.port());
+  Conn b(s.port());
+  REQUIRE(a.send("P"));
+  REQUIRE(b.send("P"));
+  Conn third(s.port());
+  CHECK(third.closed_within(5s));
+  CHECK(s.stats().over_capacity == 1);
+  // Another client is served meanwhile.
+  Conn other(s.port(), "127.0.0.2");
+  REQUIRE(other.send(request("POST", "/api/v1/alerts", alertmanager_body())));
+  auto r = other.read_response();
+  REQUIRE(r);
+  CHECK(r->status == 202);
+  CHECK(s.stats().over_capacity == 1);
+}
+
+TEST_CASE(
+    "webhook: only an authenticated connection is kept open longer than the first "
+    "request's deadline",
+    "[control][webhook]") {
+  WebhookServer::Options o;
+  o.first_request_timeout = 50ms;
+  o.header_timeout = 60s;
+  Server s(o);
+  Conn unauthenticated(s.port());
+  REQUIRE(unauthenticated.send("P"));
+  CHECK(unauthenticated.closed_within(5s));
+  CHECK(eventually([&] { return s.stats().timeouts == 1; }));
+
+  // After an authorized request the keep-alive connection waits header_timeout for the next.
+  Conn c(s.port());
+  REQUIRE(c.send(request("POST", "/api/v1/alerts", alertmanager_body())));
+  REQUIRE(c.read_response());
+  CHECK_FALSE(c.closed_within(500ms));
+  REQUIRE(c.send(request("POST", "/api/v1/alerts", alertmanager_body())));
+  auto second = c.read_response();
+  REQUIRE(second);
+  CHECK(second->status == 202);
+  CHECK(s.stats().timeouts == 1);
 }
 
 TEST_CASE("webhook: a handler that throws gives 500 and the server keeps serving",
