@@ -138,7 +138,8 @@ actions:
     env = read_env(os.path.join(first, "env"))
     expected = {"FAULTD_ACTION": "isolate", "FAULTD_NODE": "e2e-node", "FAULTD_DEVICE": "3",
                 "FAULTD_RULE": "ascend.asd.silent-check-l1", "FAULTD_CODE": "80818C00",
-                "FAULTD_LEVEL": "SeparateNPU", "FAULTD_DRY_RUN": "0"}
+                "FAULTD_LEVEL": "SeparateNPU", "FAULTD_DRY_RUN": "0",
+                "FAULTD_ATTEMPT": "1"}
     for k, v in expected.items():
         check(env.get(k) == v, "hook env %s=%s (got %r)" % (k, v, env.get(k)))
     check(env.get("FAULTD_FAULT_ID", "").isdigit(), "hook env has a numeric FAULTD_FAULT_ID")
