@@ -188,6 +188,17 @@ def device_state(port, device):
     return None
 
 
+def sanitizer_of(pid):
+    """The sanitizer runtime mapped into process `pid` (its shadow memory and quarantines make
+    memory figures meaningless), if any."""
+    with open("/proc/%d/maps" % pid) as f:
+        maps = f.read()
+    for lib in ("libtsan", "libasan"):
+        if lib in maps:
+            return lib
+    return None
+
+
 def tempdir():
     return tempfile.mkdtemp(prefix="faultd-e2e-")
 

@@ -103,16 +103,6 @@ def peak_rss_kib(pid):
     return None
 
 
-def sanitizer_of(pid):
-    """The sanitizer runtime mapped into the process, if any."""
-    with open("/proc/%d/maps" % pid) as f:
-        maps = f.read()
-    for lib in ("libtsan", "libasan"):
-        if lib in maps:
-            return lib
-    return None
-
-
 def alive(pid):
     try:
         os.kill(pid, 0)
@@ -208,7 +198,7 @@ policy:
         check(d.proc.poll() is None, "faultd is still running after every case")
         rss = peak_rss_kib(pid)
         print("# peak RSS (VmHWM) of faultd: %.1f MiB" % (rss / 1024.0), flush=True)
-        sanitizer = sanitizer_of(pid)
+        sanitizer = harness.sanitizer_of(pid)
         if sanitizer:  # shadow memory and quarantines: the bound is for the real build
             check(True, "peak RSS not bounded under %s" % sanitizer)
         else:

@@ -107,8 +107,12 @@ def events_are_paged(args, check, work):
           "F12: faultctl reads every page: 100,000 distinct faults (%d)" % len(ids))
     check(ids[0] == OLD + YOUNG and ids[-1] == OLD + 1, "F12: newest first, nothing skipped")
     peak = peak_rss_kib(d.proc.pid)
-    check(peak < 150 * 1024, "F12: faultd's peak RSS stays under 150 MB (%d MB; the audit's "
-          "single reply: 410 MB)" % (peak // 1024))
+    sanitizer = harness.sanitizer_of(d.proc.pid)
+    if sanitizer:  # the bound is for the real build
+        print("# peak RSS %d MB, not bounded under %s" % (peak // 1024, sanitizer), flush=True)
+    else:
+        check(peak < 150 * 1024, "F12: faultd's peak RSS stays under 150 MB (%d MB; the audit's "
+              "single reply: 410 MB)" % (peak // 1024))
 
     page = d.ctl_json("events", "--before", str(ids[9]), "--limit", "5")["faults"]
     check([f["id"] for f in page] == ids[10:15], "F12: --before starts after that fault")

@@ -167,7 +167,12 @@ def per_file_buffers(args, check, work):
     growth_mib = (after - baseline) / 1024.0
     print("# VmRSS %d kB followed, %d kB after 64,000 bytes per file (+%.1f MiB)"
           % (baseline, after, growth_mib), flush=True)
-    check(growth_mib < 20, "F8: RSS grows %.1f MiB (< 20 MiB; the audit saw +122 MiB)" % growth_mib)
+    sanitizer = harness.sanitizer_of(d.proc.pid)
+    if sanitizer:  # the bound is for the real build
+        print("# RSS growth not bounded under %s" % sanitizer, flush=True)
+    else:
+        check(growth_mib < 20,
+              "F8: RSS grows %.1f MiB (< 20 MiB; the audit saw +122 MiB)" % growth_mib)
     check(d.stop() == 0, "faultd stops cleanly")
 
 
