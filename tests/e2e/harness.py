@@ -188,6 +188,25 @@ def device_state(port, device):
     return None
 
 
+# The security audit's rule pack: one fault line whose device a log writer chooses.
+AUDIT_RULES = """
+rules:
+  - id: audit.fault
+    description: the audit's fault line
+    match: { any: ["FAULT-X"], regex: 'dev=<(?P<device>[^>]*)>' }
+    device: "{device}"
+    fault: { code: E0001, level: SeparateNPU }
+"""
+
+
+def write_audit_rules(work):
+    """Writes AUDIT_RULES to work/rules.yaml and returns that path (for a config's include)."""
+    path = os.path.join(work, "rules.yaml")
+    with open(path, "w") as f:
+        f.write(AUDIT_RULES)
+    return path
+
+
 def sanitizer_of(pid):
     """The sanitizer runtime mapped into process `pid` (its shadow memory and quarantines make
     memory figures meaningless), if any."""

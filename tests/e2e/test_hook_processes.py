@@ -20,15 +20,6 @@ import time
 import harness
 from harness import Faultd, free_port, wait_for
 
-RULES = """
-rules:
-  - id: audit.fault
-    description: the audit's fault line
-    match: { any: ["FAULT-X"], regex: 'dev=<(?P<device>[^>]*)>' }
-    device: "{device}"
-    fault: { code: E0001, level: SeparateNPU }
-"""
-
 
 def write_script(path, body):
     with open(path, "w") as f:
@@ -39,14 +30,13 @@ def write_script(path, body):
 
 def config(work, port, isolate, extra_policy=""):
     os.makedirs(os.path.join(work, "logs"), exist_ok=True)
-    with open(os.path.join(work, "rules.yaml"), "w") as f:
-        f.write(RULES)
+    rules = harness.write_audit_rules(work)
     return f"""
 node: hooks
 state_dir: {work}/state
 metrics: {{ listen: "127.0.0.1:{port}" }}
 control: {{ socket: {work}/control.sock, group: "" }}
-include: ["{work}/rules.yaml"]
+include: ["{rules}"]
 sources:
   - {{ name: logs, type: file, paths: ["{work}/logs/*.log"], scan_interval: 100ms }}
 actions:

@@ -23,15 +23,6 @@ from harness import Faultd, free_port, metric_value, scrape, wait_for
 
 NOBODY = 65534
 
-RULES = """
-rules:
-  - id: audit.fault
-    description: the audit's fault line
-    match: { any: ["FAULT-X"], regex: 'dev=<(?P<device>[^>]*)>' }
-    device: "{device}"
-    fault: { code: E0001, level: SeparateNPU }
-"""
-
 BANNER = "HEADER banner line 0001\n"
 # Longer than the 1 KiB fingerprint of a file's first bytes: only the bytes last read can tell
 # the rewritten file from the one read before.
@@ -84,14 +75,13 @@ def truncations(port):
 
 
 def audit_config(work, logs, port):
-    with open(os.path.join(work, "rules.yaml"), "w") as f:
-        f.write(RULES)
+    rules = harness.write_audit_rules(work)
     return f"""
 node: writer
 state_dir: {work}/state
 metrics: {{ listen: "127.0.0.1:{port}" }}
 control: {{ socket: {work}/control.sock, group: "" }}
-include: ["{work}/rules.yaml"]
+include: ["{rules}"]
 sources:
   - {{ name: logs, type: file, paths: ["{logs}/*.log"], scan_interval: 200ms }}
 policy:
