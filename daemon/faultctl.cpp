@@ -39,6 +39,8 @@ void usage(std::ostream& out) {
          "  clear DEVICE --reason TEXT               return a device to healthy\n"
          "  ack DEVICE --reason TEXT                 acknowledge the device's incident\n"
          "  history DEVICE [--limit N]               the device's transitions and incidents\n"
+         "  history --serial S [--limit N]           the findings of the card with serial (or\n"
+         "                                           UUID) S, in whatever slot it was\n"
          "  incidents [--device D] [--all]           open (or all recent) incidents\n"
          "  budget                                   the isolation budget (blast-radius limit)\n"
          "  reload                                   reload config and rules\n"
@@ -54,7 +56,7 @@ struct Args {
   bool json = false;
   std::string command;
   std::vector<std::string> positional;
-  std::string device, since, reason;
+  std::string device, since, reason, serial;
   std::string status, kind;  // decode-overflow
   size_t limit = 100;
   bool all = false;
@@ -87,15 +89,21 @@ void print_status(const nlohmann::json& r) {
   std::cout << "node " << str(r, "node") << "  faultd " << str(r, "version") << "  rules "
             << str(r, "rules") << "  dry-run " << (r.value("dry_run", false) ? "yes" : "no")
             << "  hooks running " << str(r, "actions_in_flight") << "\n\n";
+  if (const auto inv = r.find("inventory"); inv != r.end() && inv->value("known", false)) {
+    std::cout << "inventory: " << str(*inv, "present") << " of " << str(*inv, "expected")
+              << " device(s) present\n\n";
+  }
   std::cout << std::left << std::setw(12) << "DEVICE" << std::setw(10) << "STATE" << std::setw(26)
-            << "SINCE" << std::setw(22) << "LEVEL" << std::setw(10) << "CODE"
+            << "SINCE" << std::setw(22) << "LEVEL" << std::setw(12) << "CODE"
             << "REASON\n";
   for (const auto& d : r["devices"]) {
+    const bool missing = d.contains("present") && !d.value("present", true);
     std::cout << std::setw(12) << str(d, "device") << std::setw(10) << str(d, "state")
               << std::setw(26) << str(d, "since") << std::setw(22) << str(d, "level")
-              << std::setw(10) << str(d, "code") << marks(d) << str(d, "reason") << '\n';
+              << std::setw(12) << str(d, "code") << marks(d) << (missing ? "[missing] " : "")
+              << str(d, "reason") << '\n';
   }
-  if (r["devices"].empty()) std::cout << "(no device has reported a fault)\n";
+  if (r["devices"].empty()) std::cout << "(no device known: none has reported a fault)\n";
   std::cout << '\n'
             << std::setw(16) << "SOURCE" << std::setw(8) << "FILES" << std::setw(12) << "LINES"
             << std::setw(14) << "BYTES" << std::setw(12) << "LAG"
@@ -219,6 +227,8 @@ int parse(int argc, char** argv, Args& a) {
       }
     } else if (arg == "--all") {
       a.all = true;
+    } else if (arg == "--serial") {
+      if (!value(a.serial) || a.serial.empty()) return kExitUsage;
     } else if (arg == "--verbose" || arg == "-v") {
       a.verbose = true;
     } else if (arg == "--before") {
@@ -452,11 +462,15 @@ int run(int argc, char** argv) {
     if (a.before) request["before"] = *a.before;
     request["verbose"] = a.verbose;
   } else if (a.command == "history") {
-    if (a.positional.size() != 1) {
-      std::cerr << "faultctl: history needs a DEVICE\n";
+    if (a.positional.size() != (a.serial.empty() ? 1u : 0u)) {
+      std::cerr << "faultctl: history needs a DEVICE, or --serial S\n";
       return kExitUsage;
     }
-    request["device"] = a.positional[0];
+    if (a.serial.empty()) {
+      request["device"] = a.positional[0];
+    } else {
+      request["serial"] = a.serial;
+    }
     request["limit"] = a.limit;
   } else if (a.command == "incidents") {
     if (!a.device.empty()) request["device"] = a.device;
@@ -503,6 +517,8 @@ int run(int argc, char** argv) {
     print_events(body);
   } else if (a.command == "reload") {
     std::cout << "reloaded: " << str(body, "rules") << " rule(s)\n";
+  } else if (a.command == "history" && body.contains("serial")) {
+    print_events(body);
   } else if (a.command == "history") {
     print_history(body);
   } else if (a.command == "incidents") {

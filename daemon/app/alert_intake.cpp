@@ -61,7 +61,7 @@ WebhookServer::Reply AlertIntake::on_alerts(const WebhookBatch& batch) {
 nlohmann::json AlertIntake::on_alert(const WebhookAlert& alert, std::string& store_error) {
   auto label = [&alert](const char* key) { return value_of(alert.labels, key); };
   const std::string action = label("faultd_action");
-  const std::string device = label("device");
+  std::string device = label("device");
   nlohmann::json r = {{"alertname", label("alertname")}, {"fingerprint", alert.fingerprint}};
   auto outcome = [&r](const char* result, const std::string& reason) {
     r["result"] = result;
@@ -75,6 +75,11 @@ nlohmann::json AlertIntake::on_alert(const WebhookAlert& alert, std::string& sto
     return outcome("recorded", "resolved");
   }
   if (!is_valid_device_id(device)) return outcome("rejected", "missing or invalid device label");
+  if (auto id = pipeline_.device_of(device)) {
+    device = *id;
+  } else {
+    return outcome("rejected", "device " + device + " is not in this node's inventory");
+  }
   spdlog::info("webhook: {} asks for {} of device {}", label("alertname"), action, device);
 
   Step step;

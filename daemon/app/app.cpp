@@ -10,6 +10,7 @@
 #include <csignal>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "collectors/command/command_source.hpp"
@@ -20,6 +21,7 @@
 #include "daemon/actions/hook_runner.hpp"
 #include "daemon/app/alert_intake.hpp"
 #include "daemon/app/commands.hpp"
+#include "daemon/app/discovery.hpp"
 #include "daemon/app/logging.hpp"
 #include "daemon/config/config.hpp"
 #include "daemon/control/control_server.hpp"
@@ -138,6 +140,15 @@ class Daemon final : public ChunkSink {
   void publish_budget();
   void arm_prune(Duration after);
   void prune_journals();
+  void publish_numerics();
+
+  // The node's inventory: the config's devices at once, the discoverers now and every
+  // inventory.interval (commands run through the hook runner: never blocking the io thread).
+  void start_inventory();
+  void discover();
+  void run_discoverer(std::string_view by, const std::vector<std::string>& argv);
+  void on_discovered(std::string_view by, const std::optional<Discovery>& found,
+                     const std::string& failure);
 
   std::string reload();
   void configure();  // what follows the config: pipeline, matcher, actions, metrics
@@ -167,6 +178,11 @@ class Daemon final : public ChunkSink {
   std::map<PositionKey, ReadPosition> saved_positions_;
   asio::steady_timer detector_timer_{io_};
   asio::steady_timer prune_timer_{io_};
+  asio::steady_timer inventory_timer_{io_};
+  // Per discoverer: why its last run failed ("" after a success), so that a failure is logged
+  // when it starts or changes, not at every run; and which runs are under way.
+  std::map<std::string, std::string, std::less<>> discoverer_failures_;
+  std::set<std::string, std::less<>> discoverers_running_;
   bool detector_tick_armed_ = false;
   bool stopping_ = false;
 };
@@ -441,7 +457,7 @@ void Daemon::save_positions() {
 bool Daemon::on_chunk(const Chunk& chunk) {
   findings_.clear();
   const size_t matches = matcher_.match(chunk, clock_.now(), findings_);
-  if (matcher_.detectors_active() && matches > 0) metrics_.on_numerics(matcher_.series_stats());
+  if (matcher_.detectors_active() && matches > 0) publish_numerics();
   arm_detector_tick();                 // a finding may wait for the lines after it
   if (findings_.empty()) return true;  // the position is saved with the next periodic save
   // A finding held for the lines after it is not yet journaled: the saved position stops
@@ -453,6 +469,23 @@ bool Daemon::on_chunk(const Chunk& chunk) {
   saved_positions_.erase({position.source, position.identity.dev, position.identity.ino});
   apply(step);
   return step.store_error.empty();  // else the source offers the chunk again
+}
+
+// The training series per (device, rank). Once the inventory is known only its devices (and
+// series that name none) are exported, under their canonical ids: a log cannot add series.
+void Daemon::publish_numerics() {
+  auto series = matcher_.series_stats();
+  const Inventory& inventory = pipeline_->inventory();
+  if (inventory.known()) {
+    std::erase_if(series, [&](DetectorBank::SeriesStats& s) {
+      if (s.device.empty()) return false;
+      auto id = inventory.resolve(s.device);
+      if (!id) return true;
+      s.device = *id;
+      return false;
+    });
+  }
+  metrics_.on_numerics(std::move(series));
 }
 
 // What a committed step changed goes to the metrics and the log; the hooks it asks for start.
@@ -476,6 +509,11 @@ void Daemon::apply(const Step& step) {
     metrics_.on_shadow(f);
     spdlog::info("shadow: rule={} device={} level={} (mode: shadow, nothing done)", f.rule,
                  f.device.empty() ? "-" : f.device, to_string(f.level));
+  }
+  for (const auto& rule : step.outside) metrics_.on_outside_inventory(rule);
+  for (const auto& f : step.outside_journaled) {
+    spdlog::warn("finding for device {} ignored: not in this node's inventory (rule={} at {}:{})",
+                 f.device, f.rule, f.file, f.line);
   }
   for (const auto& s : step.storms) {
     metrics_.on_storm(s.file);
@@ -624,6 +662,98 @@ void Daemon::configure() {
   publish_budget();
   metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
   metrics_.on_actions_configured(action_names(config_));
+  if (!stopping_ && runner_) start_inventory();
+}
+
+void Daemon::start_inventory() {
+  apply(pipeline_->discovered(discovery_from_config(config_.inventory.devices)));
+  inventory_timer_.cancel();
+  discover();
+}
+
+void Daemon::discover() {
+  const InventoryConfig& inv = config_.inventory;
+  if (!inv.dev_dir.empty()) {
+    try {
+      on_discovered(kDevDiscoverer, discovery_from_dev(inv.dev_dir), "");
+    } catch (const std::exception& e) {
+      on_discovered(kDevDiscoverer, std::nullopt, e.what());
+    }
+  }
+  if (!inv.npu_smi.empty()) run_discoverer(kNpuSmiDiscoverer, inv.npu_smi);
+  if (!inv.nvidia_smi.empty()) run_discoverer(kNvidiaSmiDiscoverer, inv.nvidia_smi);
+  inventory_timer_.expires_after(inv.interval);
+  inventory_timer_.async_wait([this](boost::system::error_code ec) {
+    if (!ec && !stopping_) discover();
+  });
+}
+
+void Daemon::run_discoverer(std::string_view by, const std::vector<std::string>& argv) {
+  if (!discoverers_running_.emplace(by).second) return;  // the last run still runs
+  HookSpec spec;
+  spec.argv = argv;
+  spec.timeout = config_.inventory.timeout;
+  spec.kill_grace = std::chrono::seconds(1);
+  spec.output_cap = 1 << 20;
+  HookInput input;
+  for (char** e = environ; *e != nullptr; ++e) {  // npu-smi needs the driver's environment
+    const std::string_view kv(*e);
+    const size_t eq = kv.find('=');
+    if (eq != std::string_view::npos) {
+      input.env.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    }
+  }
+  runner_->run(spec, std::move(input), [this, by = std::string(by)](const HookResult& r) {
+    discoverers_running_.erase(by);
+    if (stopping_) return;
+    std::string failure;
+    std::optional<Discovery> found;
+    if (r.outcome == HookResult::Outcome::TimedOut) {
+      failure = "timed out after " + format_duration(config_.inventory.timeout);
+    } else if (!r.success()) {
+      const std::string first_line = r.output.substr(0, r.output.find('\n')).substr(0, 200);
+      failure = !r.error.empty() ? r.error
+                : r.outcome == HookResult::Outcome::Signaled
+                    ? "killed by signal " + std::to_string(r.signal)
+                    : "exit " + std::to_string(r.exit_code) + ": " + first_line;
+    } else if (by == kNpuSmiDiscoverer) {
+      if (auto table = command_parsers::parse_npu_smi_info(r.output, failure)) {
+        found = discovery_from_npu_smi(*table);
+      }
+    } else if (auto gpus = command_parsers::parse_nvidia_smi_gpus(r.output, failure)) {
+      if (std::all_of(gpus->begin(), gpus->end(), [](const auto& g) { return !g.index.empty(); })) {
+        found = discovery_from_nvidia_smi(*gpus);
+      } else {
+        failure = "the query has no index column";
+      }
+    }
+    on_discovered(by, found, failure);
+  });
+}
+
+// A failed run changes nothing (a tool that cannot answer has not lost the devices); the failure
+// is logged when it starts or its reason changes, and when the discoverer works again.
+void Daemon::on_discovered(std::string_view by, const std::optional<Discovery>& found,
+                           const std::string& failure) {
+  metrics_.on_discovery(by, found.has_value());
+  auto [it, first] = discoverer_failures_.try_emplace(std::string(by));
+  if (!found) {
+    if (it->second != failure) {
+      spdlog::warn("inventory: {} failed: {}{}", by, failure,
+                   first ? " (not used for the inventory until it works)" : "");
+    }
+    it->second = failure;
+    return;
+  }
+  if (!it->second.empty()) spdlog::info("inventory: {} works again", by);
+  it->second.clear();
+  const Step step = pipeline_->discovered(*found);
+  if (step.inventory_changed) {
+    spdlog::info("inventory: {} lists {} device(s); {} known, {} expected", by,
+                 found->devices.size(), pipeline_->inventory().devices().size(),
+                 pipeline_->inventory().expected());
+  }
+  apply(step);
 }
 
 void Daemon::start_signals() {
@@ -691,6 +821,7 @@ void Daemon::shutdown() {
   watchdog_timer_.cancel();
   detector_timer_.cancel();
   prune_timer_.cancel();
+  inventory_timer_.cancel();
   io_.stop();
 }
 

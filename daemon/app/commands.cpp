@@ -55,9 +55,30 @@ json to_json(const Incident& i) {
           {"note", i.note}};
 }
 
+// What the inventory knows of a device (nothing for a device outside it).
+void add_inventory(json& j, const InventoryDevice* d) {
+  if (d == nullptr) return;
+  j["present"] = d->present();
+  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"model", &d->model},
+                                   {"serial", &d->serial},
+                                   {"bus_id", &d->bus_id},
+                                   {"uuid", &d->uuid},
+                                   {"physical_id", &d->physical_id}}) {
+    if (!value->empty()) j[key] = *value;
+  }
+  j["aliases"] = device_aliases(*d);
+  j["seen_by"] = d->seen_by;
+  if (!d->missing_from.empty()) j["missing_from"] = d->missing_from;
+}
+
 json status(const CommandContext& c) {
+  const Inventory& inventory = c.pipeline.inventory();
   json devices = json::array();
-  for (const auto& [id, d] : c.pipeline.devices()) devices.push_back(to_json(d));
+  for (const auto& d : visible_devices(c.pipeline.devices(), inventory)) {
+    json j = to_json(d);
+    add_inventory(j, inventory.find(d.device));
+    devices.push_back(std::move(j));
+  }
   json sources = json::array();
   for (const auto& s : c.sources()) {
     auto& st = s->stats();
@@ -79,6 +100,10 @@ json status(const CommandContext& c) {
           {"dry_run", c.config.policy.dry_run},
           {"actions_in_flight", c.actions.in_flight()},
           {"devices", devices},
+          {"inventory",
+           {{"known", inventory.known()},
+            {"expected", inventory.expected()},
+            {"present", inventory.present()}}},
           {"sources", sources}};
 }
 
@@ -145,10 +170,25 @@ json events(const CommandContext& c, const json& r) {
   return reply;
 }
 
+// A card's findings wherever it was (any device id, any slot): by the serial the inventory
+// recorded with each finding. The journal is per node; Prometheus' faultd_device_info{serial}
+// follows a card across nodes.
+json history_of_serial(const CommandContext& c, const std::string& serial, size_t limit) {
+  if (!is_valid_device_id(serial)) return error("invalid serial");
+  FaultQuery q;
+  q.serial = serial;
+  q.limit = std::min(limit, kEventsPageRows);
+  json faults = json::array();
+  for (const auto& f : c.store.query_faults(q)) faults.push_back(faultd::to_json(f));
+  return {{"ok", true}, {"serial", serial}, {"faults", faults}, {"actions", json::array()}};
+}
+
 json history(const CommandContext& c, const json& r) {
-  const std::string device = r.value("device", "");
-  if (!is_valid_device_id(device)) return error("invalid device id");
   const auto limit = r.value("limit", static_cast<size_t>(100));
+  if (r.contains("serial")) return history_of_serial(c, r.value("serial", ""), limit);
+  const std::string named = r.value("device", "");
+  if (!is_valid_device_id(named)) return error("invalid device id");
+  const std::string device = c.pipeline.device_of(named).value_or(named);
   json transitions = json::array();
   for (const auto& t : c.store.query_transitions(device, limit)) {
     transitions.push_back(faultd::to_json(t));
@@ -182,10 +222,13 @@ json budget(const CommandContext& c) {
 
 // isolate, clear, ack: a device and a reason, then one pipeline step.
 json operator_request(const CommandContext& c, const std::string& cmd, const json& r) {
-  const std::string device = r.value("device", "");
+  const std::string named = r.value("device", "");
   const std::string reason = r.value("reason", "");
-  if (!is_valid_device_id(device)) return error("invalid device id");
+  if (!is_valid_device_id(named)) return error("invalid device id");
   if (reason.empty()) return error("a reason is required");
+  const auto resolved = c.pipeline.device_of(named);
+  if (!resolved) return error("device " + named + " is not in this node's inventory");
+  const std::string& device = *resolved;
   const std::string why = "operator: " + reason;
   const Step step = cmd == "isolate" ? c.pipeline.isolate(device, reason)
                     : cmd == "clear" ? c.pipeline.clear(device, why)

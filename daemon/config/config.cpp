@@ -13,11 +13,13 @@
 
 #include "collectors/file/glob.hpp"
 #include "daemon/config/command_source_config.hpp"
+#include "daemon/config/inventory_config.hpp"
 #include "daemon/config/kmsg_source_config.hpp"
 #include "daemon/config/overflow_dump_source_config.hpp"
 #include "daemon/config/paths.hpp"
 #include "daemon/core/fault_code.hpp"
 #include "daemon/core/yaml_check.hpp"
+#include "daemon/state/inventory.hpp"
 #include "rules/catalogs/mindcluster.hpp"
 
 namespace faultd {
@@ -106,7 +108,7 @@ void Loader::load_main(const std::string& path) {
   }
   if (!yaml::check_map(*root, "the config",
                        {"node", "state_dir", "state", "metrics", "control", "webhook", "include",
-                        "catalogs", "sources", "actions", "policy", "rules", "log"},
+                        "catalogs", "sources", "actions", "policy", "rules", "log", "inventory"},
                        ctx)) {
     return;
   }
@@ -160,6 +162,9 @@ void Loader::load_main(const std::string& path) {
       }
     }
   }
+  if (auto inv = r["inventory"]; inv.IsDefined()) {
+    load_inventory_config(inv, base_dir, ctx, cfg.inventory);
+  }
   if (auto c = r["catalogs"]; c.IsDefined()) load_catalogs(c, ctx);
   if (auto s = r["sources"]; s.IsDefined()) load_sources(s, ctx);
   if (auto a = r["actions"]; a.IsDefined()) load_actions(a, ctx);
@@ -204,6 +209,9 @@ void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
     }
     if (!valid_name(*name)) {
       ctx.error(n["name"], "source name '" + *name + "' must match ^[a-z0-9][a-z0-9_.-]*$");
+    } else if (*name == kInventorySource || *name == "faultd") {
+      // faultd's own findings come from these: a log named so could recover what they raised.
+      ctx.error(n["name"], "source name '" + *name + "' is reserved for faultd's own findings");
     } else if (!names.insert(*name).second) {
       ctx.error(n["name"], "duplicate source name '" + *name + "'");
     }

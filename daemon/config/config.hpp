@@ -20,6 +20,7 @@
 #include "collectors/kmsg/kmsg_source.hpp"
 #include "collectors/overflow_dump/overflow_dump_source.hpp"
 #include "daemon/actions/action_manager.hpp"
+#include "daemon/config/inventory_config.hpp"
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
 #include "daemon/state/lifecycle.hpp"
@@ -88,6 +89,7 @@ struct Config {
   PolicyConfig policy = default_policy();
   Duration position_save_interval = std::chrono::seconds(1);
   Retention retention;  // state.retention
+  InventoryConfig inventory;
 
   std::shared_ptr<const RuleSet> rules;
   std::vector<std::string> rule_files;  // every file rules came from, for logs

@@ -119,6 +119,9 @@ struct Finding {
   // "context" (an earlier line of the same process); empty when the finding names none, or its
   // device came from elsewhere (an operator, an alert, a command's output).
   std::string device_from;
+  // The serial (or, without one, the UUID) of the device when the inventory knows it: the card,
+  // followed across slots and nodes (`faultctl history --serial`).
+  std::string serial;
   FaultLevel level = FaultLevel::NotHandleFault;
   std::string code;  // e.g. 80818C00; empty when none
   std::string file;

@@ -116,6 +116,60 @@ class Metrics::DeviceStates final : public pm::Collectable {
   std::shared_ptr<const Refusals> refusals_;
 };
 
+// The node's inventory, from the pipeline's DeviceView at scrape time: one info series per
+// device (the names an SRE joins on: serial follows a card across slots and nodes), the device
+// count per state, and how many the node has and should have.
+class Metrics::InventoryGauges final : public pm::Collectable {
+ public:
+  void set(std::shared_ptr<const DeviceView> view) {
+    std::lock_guard lock(mu_);
+    view_ = std::move(view);
+  }
+  std::vector<pm::MetricFamily> Collect() const override {
+    using T = pm::MetricType;
+    std::shared_ptr<const DeviceView> view;
+    {
+      std::lock_guard lock(mu_);
+      view = view_;
+    }
+    if (!view) return {};
+    auto info =
+        family("faultd_device_info",
+               "1 for every device of the node's inventory, with its names as labels.", T::Gauge);
+    auto by_state = family("faultd_devices", "Devices shown by faultd, per state.", T::Gauge);
+    auto expected = family("faultd_devices_expected",
+                           "Devices the node should have (inventory.expected_devices, else as "
+                           "many as were ever discovered); 0 while no inventory is known.",
+                           T::Gauge);
+    auto present = family("faultd_devices_present",
+                          "Inventory devices that every discoverer still lists.", T::Gauge);
+    const InventorySnapshot inv = view->inventory();
+    for (const auto& d : inv.devices) {
+      info.metric.push_back(sample({{"device", d.id},
+                                    {"model", d.model},
+                                    {"serial", d.serial},
+                                    {"bus_id", d.bus_id},
+                                    {"uuid", d.uuid},
+                                    {"physical_id", d.physical_id}},
+                                   1, T::Gauge));
+    }
+    std::array<int, kDeviceStateCount> counts{};
+    for (const auto& d : view->snapshot()) ++counts[static_cast<size_t>(d.state)];
+    for (int i = 0; i < kDeviceStateCount; ++i) {
+      by_state.metric.push_back(
+          sample({{"state", std::string(to_string(static_cast<DeviceState>(i)))}},
+                 counts[static_cast<size_t>(i)], T::Gauge));
+    }
+    expected.metric.push_back(sample({}, inv.known ? inv.expected : 0, T::Gauge));
+    present.metric.push_back(sample({}, inv.present, T::Gauge));
+    return {std::move(info), std::move(by_state), std::move(expected), std::move(present)};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const DeviceView> view_;
+};
+
 // Per-source self-health, read from each source's atomics at scrape time: a dead collector
 // must not look healthy.
 class Metrics::SourceHealth final : public pm::Collectable {
@@ -242,6 +296,7 @@ class Metrics::Numerics final : public pm::Collectable {
 Metrics::Metrics()
     : registry_(std::make_shared<pm::Registry>()),
       device_states_(std::make_shared<DeviceStates>()),
+      inventory_(std::make_shared<InventoryGauges>()),
       source_health_(std::make_shared<SourceHealth>()),
       webhook_requests_(std::make_shared<ServerCounts>(
           "faultd_webhook_requests_total",
@@ -329,6 +384,16 @@ Metrics::Metrics()
                          .Help("Open incidents on this node.")
                          .Register(r)
                          .Add({});
+  outside_inventory_ = &pm::BuildCounter()
+                            .Name("faultd_findings_outside_inventory_total")
+                            .Help(
+                                "Findings that named a device outside the node's inventory: "
+                                "recorded (rate-limited), nothing done.")
+                            .Register(r);
+  discoveries_ = &pm::BuildCounter()
+                      .Name("faultd_inventory_discoveries_total")
+                      .Help("Runs of the inventory's discoverers, by result.")
+                      .Register(r);
   verdicts_ = &pm::BuildCounter()
                    .Name("faultd_diagnosis_verdicts_total")
                    .Help("Diagnosis results: passed, faulty, unavailable.")
@@ -358,6 +423,7 @@ void Metrics::serve(const std::string& listen) {
   }
   exposer_->RegisterCollectable(registry_);
   exposer_->RegisterCollectable(device_states_);
+  exposer_->RegisterCollectable(inventory_);
   exposer_->RegisterCollectable(source_health_);
   exposer_->RegisterCollectable(webhook_requests_);
   exposer_->RegisterCollectable(control_refusals_);
@@ -417,7 +483,17 @@ void Metrics::on_verdict(const std::string& verdict) {
 }
 
 void Metrics::set_devices(std::shared_ptr<const DeviceView> view) {
-  device_states_->set(std::move(view));
+  device_states_->set(view);
+  inventory_->set(std::move(view));
+}
+
+void Metrics::on_outside_inventory(const std::string& rule) {
+  outside_inventory_->Add({{"rule", rule}}).Increment();
+}
+
+void Metrics::on_discovery(std::string_view discoverer, bool ok) {
+  discoveries_->Add({{"discoverer", std::string(discoverer)}, {"result", ok ? "ok" : "failed"}})
+      .Increment();
 }
 
 void Metrics::set_refusals(std::shared_ptr<const Refusals> refusals) {
@@ -477,6 +553,7 @@ void Metrics::set_control_counts(CountsFn counts) { control_refusals_->set(std::
 std::string Metrics::render() const {
   std::vector<pm::MetricFamily> all = registry_->Collect();
   for (auto& f : device_states_->Collect()) all.push_back(std::move(f));
+  for (auto& f : inventory_->Collect()) all.push_back(std::move(f));
   for (auto& f : source_health_->Collect()) all.push_back(std::move(f));
   for (auto& f : webhook_requests_->Collect()) all.push_back(std::move(f));
   for (auto& f : control_refusals_->Collect()) all.push_back(std::move(f));

@@ -60,6 +60,10 @@ class Metrics {
   void on_verdict(const std::string& verdict);
   // Where device states and the rules' refused values are read at scrape time.
   void set_devices(std::shared_ptr<const DeviceView> view);
+  // A finding that named a device outside the node's inventory (nothing done), and a
+  // discoverer's run (daemon/state/inventory.hpp).
+  void on_outside_inventory(const std::string& rule);
+  void on_discovery(std::string_view discoverer, bool ok);
   void set_refusals(std::shared_ptr<const Refusals> refusals);
   // The configured actions: their result counters are created at 0.
   void on_actions_configured(const std::vector<std::string>& actions);
@@ -85,12 +89,14 @@ class Metrics {
 
  private:
   class DeviceStates;
+  class InventoryGauges;
   class SourceHealth;
   class ServerCounts;
   class Numerics;
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<DeviceStates> device_states_;
+  std::shared_ptr<InventoryGauges> inventory_;
   std::shared_ptr<SourceHealth> source_health_;
   std::shared_ptr<ServerCounts> webhook_requests_;
   std::shared_ptr<ServerCounts> control_refusals_;
@@ -117,6 +123,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* escalations_ = nullptr;
   prometheus::Family<prometheus::Counter>* verdicts_ = nullptr;
   prometheus::Gauge* incidents_open_ = nullptr;
+  prometheus::Family<prometheus::Counter>* outside_inventory_ = nullptr;
+  prometheus::Family<prometheus::Counter>* discoveries_ = nullptr;
 };
 
 }  // namespace faultd

@@ -47,6 +47,30 @@ Finding storm_finding(const Finding& f, const Incident& storm) {
   return node;
 }
 
+// Findings outside the inventory: each (rule, device) is journaled at most once per window, and
+// all of them together at most kOutsideJournalPerMinute times a minute; the map of what was
+// journaled holds at most kOutsideKeys entries. The rest is only counted.
+constexpr auto kOutsideWindow = std::chrono::minutes(10);
+constexpr size_t kOutsideJournalPerMinute = 30;
+constexpr size_t kOutsideKeys = 4096;
+
+// The journal row of a device a discoverer no longer lists, or lists again (a recovery).
+Finding inventory_finding(const std::string& device, const std::string& by, bool returned,
+                          FaultLevel level, TimePoint now) {
+  Finding f;
+  f.rule = returned ? "device.returned" : "device.lost";
+  f.source = std::string(kInventorySource);
+  f.device = device;
+  f.level = level;
+  f.code = "DEVICE_LOST";
+  f.recovery = returned;
+  f.file = by;
+  f.time = f.noticed = now;
+  f.text = returned ? "device " + device + " is listed by " + by + " again"
+                    : "device " + device + " is no longer listed by " + by;
+  return f;
+}
+
 }  // namespace
 
 Pipeline::Pipeline(Store& store, const Clock& clock)
@@ -59,13 +83,18 @@ void Pipeline::configure(const Config& config) {
   machine_.set_policy(level_table(policy_, &LevelPolicy::warn));
   machine_.set_recoverable(level_table(policy_, &LevelPolicy::recover));
   lifecycle_.configure(lifecycle_settings(config));
+  inventory_.set_expected(config.inventory.expected_devices);
+  lost_level_ = config.inventory.lost_level;
 }
 
 void Pipeline::load() {
   machine_.load(store_.load_devices());
   lifecycle_.load(store_.load_incidents(clock_.now() - lifecycle_memory(policy_)));
-  view_->publish(machine_.devices());
+  inventory_.load(store_.load_inventory());
+  publish();
 }
+
+void Pipeline::publish() { view_->publish(machine_.devices(), inventory_); }
 
 void Pipeline::reload() {
   try {
@@ -93,7 +122,7 @@ Step Pipeline::in_txn(const std::string& what, Fn&& fn) {
     return failed;
   }
   step.open_incidents = lifecycle_.open_incidents().size();
-  view_->publish(machine_.devices());
+  publish();
   return step;
 }
 
@@ -125,10 +154,70 @@ Step Pipeline::record(std::vector<Finding>& findings, const ReadPosition* positi
                            (position != nullptr ? position->path : std::string("detectors")) +
                            "; they will be read again";
   return in_txn(what, [&](Store::Txn& txn, Step& step) {
+    bound_by_inventory(txn, findings, step);
     lifecycle_.anticipate(findings);  // a storm arriving at once isolates none of its devices
     for (auto& f : findings) judge(txn, f, step);
     if (position != nullptr) txn.save_position(*position);
   });
+}
+
+void Pipeline::bound_by_inventory(Store::Txn& txn, std::vector<Finding>& findings, Step& step) {
+  if (!inventory_.known()) return;
+  const TimePoint now = clock_.now();
+  std::erase_if(outside_recent_, [&](TimePoint t) { return t < now - std::chrono::minutes(1); });
+  std::erase_if(findings, [&](Finding& f) {
+    if (f.device.empty()) return false;
+    if (auto id = inventory_.resolve(f.device)) {
+      f.device = *id;
+      const InventoryDevice* d = inventory_.find(*id);
+      f.serial = !d->serial.empty() ? d->serial : d->uuid;
+      return false;
+    }
+    if (machine_.find(f.device) != nullptr) return false;  // a device with a state already
+    step.outside.push_back(f.rule);
+    auto key = std::make_pair(f.rule, f.device);
+    const auto last = outside_journaled_.find(key);
+    if ((last != outside_journaled_.end() && now - last->second < kOutsideWindow) ||
+        outside_recent_.size() >= kOutsideJournalPerMinute) {
+      return true;
+    }
+    if (outside_journaled_.size() >= kOutsideKeys) outside_journaled_.clear();
+    outside_journaled_[std::move(key)] = now;
+    outside_recent_.push_back(now);
+    f.annotations.emplace_back("inventory", "not a device of this node: recorded, nothing done");
+    if (txn.insert_finding(f)) step.outside_journaled.push_back(f);
+    return true;
+  });
+}
+
+Step Pipeline::discovered(const Discovery& discovery) {
+  const TimePoint now = clock_.now();
+  return in_txn(
+      "inventory from " + discovery.by + " not recorded", [&](Store::Txn& txn, Step& step) {
+        const InventoryChange change = inventory_.merge(discovery, now);
+        for (const auto& d : change.changed) txn.save_inventory_device(d);
+        for (const auto& id : change.removed) txn.remove_inventory_device(id);
+        step.inventory_changed = !change.changed.empty() || !change.removed.empty();
+        std::vector<Finding> findings;
+        for (const auto& id : change.lost) {
+          findings.push_back(inventory_finding(id, discovery.by, false, lost_level_, now));
+        }
+        for (const auto& id : change.returned) {
+          findings.push_back(inventory_finding(id, discovery.by, true, lost_level_, now));
+        }
+        lifecycle_.anticipate(findings);
+        for (auto& f : findings) {
+          const InventoryDevice* d = inventory_.find(f.device);
+          if (d != nullptr) f.serial = !d->serial.empty() ? d->serial : d->uuid;
+          judge(txn, f, step);
+        }
+      });
+}
+
+std::optional<std::string> Pipeline::device_of(const std::string& name) const {
+  if (auto id = inventory_.resolve(name)) return id;
+  if (!inventory_.known() || machine_.find(name) != nullptr) return name;
+  return std::nullopt;
 }
 
 // One finding through the lifecycle (grouping, storms, escalation, recovery, shadow) and the

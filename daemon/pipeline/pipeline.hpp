@@ -59,6 +59,11 @@ struct Step {
   std::vector<Finding> grouped;    // counted into an open incident
   std::vector<Finding> shadow;     // a shadow rule's findings: counted, nothing else
   std::vector<Finding> storms;     // node-level incidents opened
+  // Findings that name a device outside the node's inventory: counted (rule), nothing done.
+  // Those journaled (rate-limited per rule and id) are in `outside_journaled` too.
+  std::vector<std::string> outside;
+  std::vector<Finding> outside_journaled;
+  bool inventory_changed = false;  // a discovery changed the inventory
   std::vector<FaultLevel> escalations;
   std::optional<std::string> verdict;  // a diagnosis verdict: passed, faulty, unavailable
   int64_t fault_id = 0;    // the journal row an operator's or alert's request created or found
@@ -83,6 +88,14 @@ class Pipeline {
   Step record(std::vector<Finding>& findings, const ReadPosition* position);
   // Time-based lifecycle changes: duration escalations and releases.
   Step tick();
+
+  // A discoverer's successful run: the inventory is merged and stored; a device it no longer
+  // lists is a `device.lost` finding, one it lists again a recovery of it.
+  Step discovered(const Discovery& discovery);
+  // The canonical id of a device an operator or the cluster names: an alias resolved, a device
+  // with a state kept as it is; nothing when the inventory is known and names no such device.
+  std::optional<std::string> device_of(const std::string& name) const;
+  const Inventory& inventory() const { return inventory_; }
 
   // An operator's requests (faultctl). The device id and reason are validated by the caller.
   Step isolate(const std::string& device, const std::string& reason);
@@ -109,6 +122,10 @@ class Pipeline {
   Step in_txn(const std::string& what, Fn&& fn);
   void reload();
   void judge(Store::Txn& txn, Finding& f, Step& step);
+  // Resolves each finding's device through the inventory; takes out those naming a device
+  // outside it (journaling a few of them, see OutsideLimit).
+  void bound_by_inventory(Store::Txn& txn, std::vector<Finding>& findings, Step& step);
+  void publish();
   void apply(Store::Txn& txn, const Transition& t, const Finding* cause, Step& step);
   Step on_diagnosis(const ActionRecord& record);
 
@@ -118,6 +135,11 @@ class Pipeline {
   Lifecycle lifecycle_;
   PolicyConfig policy_;
   std::set<std::string> actions_;  // configured action names
+  Inventory inventory_;
+  FaultLevel lost_level_ = FaultLevel::SeparateNPU;
+  // When a finding outside the inventory was last journaled, per (rule, device); bounded.
+  std::map<std::pair<std::string, std::string>, TimePoint> outside_journaled_;
+  std::vector<TimePoint> outside_recent_;  // journal times in the last minute, all devices
   std::shared_ptr<DeviceView> view_ = std::make_shared<DeviceView>();
 };
 

@@ -209,9 +209,34 @@ void migrate_to_v5(sqlite3* db, const std::string& path) {
                path, "migrate to schema 5");
 }
 
+// Version 6: the node's inventory (daemon/state/inventory.hpp), and the serial of the device a
+// finding names, so a card is followed across slots and nodes. Lists are space-separated.
+void migrate_to_v6(sqlite3* db, const std::string& path) {
+  sqlite::exec(db, R"sql(
+    CREATE TABLE inventory (
+      device        TEXT PRIMARY KEY NOT NULL,
+      vendor        TEXT NOT NULL,
+      model         TEXT NOT NULL,
+      serial        TEXT NOT NULL,
+      bus_id        TEXT NOT NULL,
+      uuid          TEXT NOT NULL,
+      physical_id   TEXT NOT NULL,
+      card          TEXT NOT NULL,
+      chip          TEXT NOT NULL,
+      seen_by       TEXT NOT NULL,
+      missing_from  TEXT NOT NULL,
+      first_seen_ms INTEGER NOT NULL,
+      last_seen_ms  INTEGER NOT NULL
+    );
+    ALTER TABLE faults ADD COLUMN serial TEXT NOT NULL DEFAULT '';
+    CREATE INDEX faults_by_serial ON faults (serial, time_ms) WHERE serial != '';
+  )sql",
+               path, "migrate to schema 6");
+}
+
 using MigrationStep = void (*)(sqlite3*, const std::string&);
-constexpr std::array<MigrationStep, 5> kMigrations = {
-    &migrate_to_v1, &migrate_to_v2, &migrate_to_v3, &migrate_to_v4, &migrate_to_v5};
+constexpr std::array<MigrationStep, 6> kMigrations = {
+    &migrate_to_v1, &migrate_to_v2, &migrate_to_v3, &migrate_to_v4, &migrate_to_v5, &migrate_to_v6};
 static_assert(kMigrations.size() == Store::kSchemaVersion,
               "every schema version needs exactly one migration step");
 
@@ -221,7 +246,7 @@ static_assert(kMigrations.size() == Store::kSchemaVersion,
 constexpr const char* kFaultColumns =
     "id, time_ms, noticed_ms, rule, source, device, level, code, file, line, file_offset, "
     "file_dev, file_ino, fingerprint, fingerprint_len, text, recovery, annotations, device_from, "
-    "file_generation";
+    "file_generation, serial";
 constexpr const char* kTransitionColumns =
     "device, from_state, to_state, reason, fault_id, level, rule, code, time_ms";
 constexpr const char* kActionColumns =
@@ -293,6 +318,7 @@ Finding read_finding(const Statement& s, const std::string& path) {
   f.recovery = s.int64(16) != 0;
   f.annotations = annotations_from_json(s.text(17));
   f.device_from = s.text(18);
+  f.serial = s.text(20);
   f.identity.generation = s.u64(19);
   return f;
 }
@@ -529,9 +555,9 @@ bool Store::Txn::insert_finding(Finding& f) {
       StatementScope ins(Cache::get(s.cache_->insert_fault, s.db_, R"sql(
         INSERT OR IGNORE INTO faults (time_ms, noticed_ms, rule, source, device, level, code,
           file, line, file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text,
-          recovery, annotations, device_from, file_generation)
+          recovery, annotations, device_from, file_generation, serial)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-          ?19)
+          ?19, ?20)
       )sql",
                                     s.path_, "insert finding"));
       ins->bind_int(1, to_unix_ms(f.time));
@@ -552,6 +578,7 @@ bool Store::Txn::insert_finding(Finding& f) {
       ins->bind_text(17, annotations_to_json(f.annotations));
       ins->bind_text(18, f.device_from);
       ins->bind_u64(19, f.identity.generation);
+      ins->bind_text(20, f.serial);
       ins->run();
       if (sqlite3_changes(s.db_) == 1) {
         f.id = sqlite3_last_insert_rowid(s.db_);
@@ -664,6 +691,81 @@ void Store::Txn::mark_device(const DeviceRecord& d) {
     st.bind_text(4, d.ack_reason);
     st.step();
   });
+}
+
+namespace {
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+std::vector<std::string> split_words(std::string_view text) {
+  std::vector<std::string> out;
+  while (!text.empty()) {
+    const size_t space = text.find(' ');
+    if (space != 0) out.emplace_back(text.substr(0, space));
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+void Store::Txn::save_inventory_device(const InventoryDevice& d) {
+  guarded("save inventory", [&] {
+    Statement st(store_.db_, R"sql(
+      INSERT OR REPLACE INTO inventory (device, vendor, model, serial, bus_id, uuid, physical_id,
+        card, chip, seen_by, missing_from, first_seen_ms, last_seen_ms)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+    )sql",
+                 store_.path_, "save inventory");
+    int i = 1;
+    for (const std::string* text : {&d.id, &d.vendor, &d.model, &d.serial, &d.bus_id, &d.uuid,
+                                    &d.physical_id, &d.card, &d.chip}) {
+      st.bind_text(i++, *text);
+    }
+    st.bind_text(10, join_words(d.seen_by));
+    st.bind_text(11, join_words(d.missing_from));
+    st.bind_int(12, to_unix_ms(d.first_seen));
+    st.bind_int(13, to_unix_ms(d.last_seen));
+    st.step();
+  });
+}
+
+void Store::Txn::remove_inventory_device(const std::string& device) {
+  guarded("remove inventory device", [&] {
+    Statement st(store_.db_, "DELETE FROM inventory WHERE device = ?1", store_.path_,
+                 "remove inventory device");
+    st.bind_text(1, device);
+    st.step();
+  });
+}
+
+std::vector<InventoryDevice> Store::load_inventory() const {
+  Statement s(db_, R"sql(
+    SELECT device, vendor, model, serial, bus_id, uuid, physical_id, card, chip, seen_by,
+      missing_from, first_seen_ms, last_seen_ms
+    FROM inventory ORDER BY device
+  )sql",
+              path_, "load inventory");
+  std::vector<InventoryDevice> out;
+  while (s.step()) {
+    InventoryDevice d;
+    int i = 0;
+    for (std::string* text : {&d.id, &d.vendor, &d.model, &d.serial, &d.bus_id, &d.uuid,
+                              &d.physical_id, &d.card, &d.chip}) {
+      *text = s.text(i++);
+    }
+    d.seen_by = split_words(s.text(9));
+    d.missing_from = split_words(s.text(10));
+    d.first_seen = from_unix_ms(s.int64(11));
+    d.last_seen = from_unix_ms(s.int64(12));
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 void Store::Txn::save_position(const ReadPosition& p) {
@@ -815,6 +917,7 @@ std::vector<Finding> Store::query_faults(const FaultQuery& q) const {
   // value is bound.
   std::string sql = std::string("SELECT ") + kFaultColumns + " FROM faults WHERE 1";
   if (!q.device.empty()) sql += " AND device = ?1";
+  if (!q.serial.empty()) sql += " AND serial = ?5";
   if (q.since) sql += " AND time_ms >= ?2";
   // The page after a fault: the same order, keyed by (time, id) so that equal times page too.
   if (q.before_id) sql += " AND (time_ms, id) < ((SELECT time_ms FROM faults WHERE id = ?4), ?4)";
@@ -824,6 +927,7 @@ std::vector<Finding> Store::query_faults(const FaultQuery& q) const {
   if (q.since) s.bind_int(2, to_unix_ms(*q.since));
   s.bind_int(3, sql_limit(q.limit));
   if (q.before_id) s.bind_int(4, *q.before_id);
+  if (!q.serial.empty()) s.bind_text(5, q.serial);
   std::vector<Finding> out;
   while (s.step()) out.push_back(read_finding(s, path_));
   return out;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "daemon/core/types.hpp"
+#include "daemon/state/inventory.hpp"
 #include "daemon/state/lifecycle.hpp"
 #include "daemon/state/records.hpp"
 
@@ -47,6 +48,7 @@ class StoreError : public std::runtime_error {
 
 struct FaultQuery {
   std::string device;              // empty: all devices
+  std::string serial;              // empty: any; else only findings on the card with this serial
   std::optional<TimePoint> since;  // only faults at or after
   // Only faults after this one in the newest-first order (the next page); the fault must exist.
   std::optional<int64_t> before_id;
@@ -55,7 +57,7 @@ struct FaultQuery {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   // Opens or creates the database at `path` (the directory must exist), sets WAL mode and
   // migrates. Throws StoreError with a message naming the path and the cause (corrupt file,
@@ -92,6 +94,9 @@ class Store {
     void journal_action(const std::string& action, const std::string& device, int64_t fault_id,
                         TimePoint now);
     void update_action(const ActionRecord& a);  // as Store::update_action, in this transaction
+    // The node's inventory: a device's record (insert or replace), a forgotten device.
+    void save_inventory_device(const InventoryDevice& d);
+    void remove_inventory_device(const std::string& device);
     void commit();  // throws StoreError; the transaction is rolled back then
 
    private:
@@ -113,6 +118,7 @@ class Store {
   void mark_source_seen(const std::string& source, TimePoint now);
 
   std::vector<DeviceRecord> load_devices() const;
+  std::vector<InventoryDevice> load_inventory() const;
   // Open incidents and those whose last finding is at or after `since` (for escalation windows).
   std::vector<Incident> load_incidents(TimePoint since) const;
   // Newest first; `device` empty: all; `open_only`: only open ones.

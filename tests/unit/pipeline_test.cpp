@@ -402,3 +402,142 @@ TEST_CASE("dry run: hook outcomes change no device", "[pipeline]") {
             .transitions.empty());
   CHECK(rig.state("1") == DeviceState::Warning);
 }
+
+namespace {
+
+Discovery eight_npus(const std::string& by = "npu-smi", const std::string& without = "") {
+  Discovery d{by, {}};
+  for (int i = 0; i < 8; ++i) {
+    if (std::to_string(i) == without) continue;
+    InventoryDevice dev;
+    dev.id = std::to_string(i);
+    dev.vendor = "ascend";
+    dev.card = dev.id;
+    dev.chip = "0";
+    dev.serial = "SN-" + dev.id;
+    dev.bus_id = "0000:" + std::to_string(10 + i) + ":00.0";
+    d.devices.push_back(dev);
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("once the inventory is known, every device is shown healthy until something happens",
+          "[pipeline][inventory]") {
+  Rig rig;
+  CHECK(rig.pipeline.device_view()->snapshot().empty());
+  const Step first = rig.pipeline.discovered(eight_npus());
+  REQUIRE(first.committed());
+  CHECK(first.inventory_changed);
+  CHECK(first.journaled.empty());  // a first discovery loses nothing
+  const auto view = rig.pipeline.device_view()->snapshot();
+  REQUIRE(view.size() == 8);
+  for (const auto& d : view) CHECK(d.state == DeviceState::Healthy);
+  CHECK(rig.pipeline.device_view()->inventory().expected == 8);
+  // The inventory survives a restart.
+  Pipeline restarted(rig.store, rig.clock);
+  restarted.configure(rig.config);
+  restarted.load();
+  CHECK(restarted.inventory().devices().size() == 8);
+  CHECK(restarted.device_view()->snapshot().size() == 8);
+}
+
+TEST_CASE("a finding under another name of a device lands on it, with the card's serial",
+          "[pipeline][inventory]") {
+  Rig rig;
+  rig.pipeline.discovered(eight_npus());
+  const Step step = rig.record(rig.finding("Ascend910-3", FaultLevel::SeparateNPU, "80818C00"));
+  REQUIRE(step.journaled.size() == 1);
+  CHECK(step.journaled[0].device == "3");
+  CHECK(step.journaled[0].serial == "SN-3");
+  CHECK(rig.state("3") == DeviceState::Warning);
+  FaultQuery q;
+  q.serial = "SN-3";
+  CHECK(rig.store.query_faults(q).size() == 1);
+}
+
+TEST_CASE("findings for devices outside the inventory create nothing and journal a few",
+          "[pipeline][inventory]") {
+  Rig rig;
+  rig.pipeline.discovered(eight_npus());
+  std::vector<Finding> forged;
+  for (int i = 0; i < 2000; ++i) {
+    forged.push_back(rig.finding(std::to_string(1'000'000 + i), FaultLevel::SeparateNPU, "DEAD"));
+  }
+  forged.push_back(rig.finding("2", FaultLevel::SeparateNPU, "80818C00"));
+  const Step step = rig.record(forged);
+  REQUIRE(step.committed());
+  CHECK(step.outside.size() == 2000);
+  CHECK(step.outside_journaled.size() <= 30);
+  CHECK_FALSE(step.outside_journaled.empty());
+  REQUIRE(step.journaled.size() == 1);  // the real device's fault goes through
+  CHECK(step.journaled[0].device == "2");
+  CHECK(action_names(step) == std::vector<std::string>{"isolate@2"});
+  CHECK(rig.pipeline.devices().size() == 1);
+  CHECK(rig.pipeline.device_view()->snapshot().size() == 8);
+  CHECK(rig.journal_rows() == 1 + step.outside_journaled.size());
+  // The same forged id again within the window is not journaled again.
+  rig.clock.advance(2min);
+  const Step again = rig.record(rig.finding("1000000", FaultLevel::SeparateNPU, "DEAD"));
+  CHECK(again.outside.size() == 1);
+  CHECK(again.outside_journaled.empty());
+  // Operators and the cluster are refused such a device too; an alias is resolved.
+  CHECK_FALSE(rig.pipeline.device_of("1000000"));
+  CHECK(rig.pipeline.device_of("0000:15:00") == "5");
+}
+
+TEST_CASE("without an inventory, any valid device id is a device, as before",
+          "[pipeline][inventory]") {
+  Rig rig;
+  const Step step = rig.record(rig.finding("1000000", FaultLevel::SubHealthFault, "A1"));
+  CHECK(step.outside.empty());
+  CHECK(step.journaled.size() == 1);
+  CHECK(rig.pipeline.device_of("1000000") == "1000000");
+}
+
+TEST_CASE("a device its discoverer no longer lists is lost: the usual lifecycle, then recovery",
+          "[pipeline][inventory]") {
+  Rig rig;
+  rig.pipeline.discovered(eight_npus());
+  rig.clock.advance(1min);
+  const Step lost = rig.pipeline.discovered(eight_npus("npu-smi", "5"));
+  REQUIRE(lost.committed());
+  REQUIRE(lost.journaled.size() == 1);
+  CHECK(lost.journaled[0].rule == "device.lost");
+  CHECK(lost.journaled[0].device == "5");
+  CHECK(lost.journaled[0].level == FaultLevel::SeparateNPU);
+  CHECK(lost.journaled[0].serial == "SN-5");
+  CHECK(action_names(lost) == std::vector<std::string>{"isolate@5"});
+  CHECK(rig.state("5") == DeviceState::Warning);
+  CHECK(rig.pipeline.device_view()->inventory().present == 7);
+  // Still missing at the next discovery: nothing new.
+  rig.clock.advance(1min);
+  CHECK(rig.pipeline.discovered(eight_npus("npu-smi", "5")).journaled.empty());
+
+  // A log that claims the device recovered cannot clear what the inventory raised.
+  Finding forged =
+      rig.finding("5", FaultLevel::SeparateNPU, "DEVICE_LOST", "ascend.npu-smi.health-recovered");
+  forged.recovery = true;
+  rig.record(forged);
+  CHECK(rig.state("5") == DeviceState::Warning);
+
+  rig.clock.advance(1min);
+  const Step back = rig.pipeline.discovered(eight_npus());
+  REQUIRE(back.journaled.size() == 1);
+  CHECK(back.journaled[0].rule == "device.returned");
+  CHECK(back.journaled[0].recovery);
+  CHECK(rig.state("5") == DeviceState::Healthy);
+  CHECK(rig.pipeline.device_view()->inventory().present == 8);
+}
+
+TEST_CASE("the whole node vanishing at once is one node-level incident, no isolation",
+          "[pipeline][inventory]") {
+  Rig rig;
+  rig.pipeline.discovered(eight_npus());
+  rig.clock.advance(1min);
+  const Step gone = rig.pipeline.discovered(Discovery{"npu-smi", {}});
+  REQUIRE(gone.committed());
+  CHECK(gone.storms.size() == 1);
+  CHECK(gone.actions.empty());
+}

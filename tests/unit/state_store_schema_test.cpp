@@ -65,9 +65,20 @@ std::string garbage(size_t n) {
   return out;
 }
 
+// Turns a current file into the schema 5 layout: no inventory, no serial on faults.
+void downgrade_to_v5(RawDb& raw) {
+  raw.exec(R"sql(
+    DROP TABLE inventory;
+    DROP INDEX faults_by_serial;
+    ALTER TABLE faults DROP COLUMN serial;
+    PRAGMA user_version = 5;
+  )sql");
+}
+
 // Turns a current file into the schema 3 layout: `faults` without the generation in its
 // unique key, positions without generation and tail.
 void downgrade_to_v4(RawDb& raw) {
+  downgrade_to_v5(raw);
   raw.exec(R"sql(
     ALTER TABLE actions DROP COLUMN pid;
     ALTER TABLE actions DROP COLUMN pid_start;
@@ -437,7 +448,7 @@ TEST_CASE("a schema 4 file gains the process of a running action, none known for
     downgrade_to_v4(raw);
   }
   Store store(path);
-  CHECK(store.schema_version() == 5);
+  CHECK(store.schema_version() == Store::kSchemaVersion);
   auto running = store.unfinished_actions();
   REQUIRE(running.size() == 1);
   CHECK(running[0].process.pid == 0);
@@ -447,4 +458,67 @@ TEST_CASE("a schema 4 file gains the process of a running action, none known for
   const auto again = store.unfinished_actions();
   CHECK(again.at(0).process.pid == 4242);
   CHECK(again.at(0).process.start_ticks == 987654321);
+}
+
+TEST_CASE("a schema 5 file gains an empty inventory and findings without a serial",
+          "[state][schema]") {
+  TempDir dir;
+  const std::string path = dir.file("state.db");
+  {
+    Store store(path);
+    Store::Txn txn(store);
+    Finding f;
+    f.rule = "r";
+    f.source = "s";
+    f.device = "3";
+    f.time = at_ms(1000);
+    txn.insert_finding(f);
+    txn.commit();
+    RawDb raw(path);
+    downgrade_to_v5(raw);
+  }
+  Store store(path);
+  CHECK(store.schema_version() == Store::kSchemaVersion);
+  CHECK(store.load_inventory().empty());
+  FaultQuery all;
+  const auto old_rows = store.query_faults(all);
+  REQUIRE(old_rows.size() == 1);
+  CHECK(old_rows[0].serial.empty());
+
+  InventoryDevice d;
+  d.id = "5";
+  d.vendor = "nvidia";
+  d.bus_id = "00000000:3B:00.0";
+  d.uuid = "GPU-fd189414-e0f6-58a0-7031-fefe0ce43b1d";
+  d.serial = "1321923001828";
+  d.seen_by = {"dev", "nvidia-smi"};
+  d.missing_from = {"nvidia-smi"};
+  d.first_seen = at_ms(1000);
+  d.last_seen = at_ms(2000);
+  {
+    Store::Txn txn(store);
+    txn.save_inventory_device(d);
+    Finding f;
+    f.rule = "r";
+    f.source = "s";
+    f.device = "5";
+    f.serial = d.serial;
+    f.time = at_ms(3000);
+    txn.insert_finding(f);
+    txn.commit();
+  }
+  const auto loaded = store.load_inventory();
+  REQUIRE(loaded.size() == 1);
+  CHECK(loaded[0] == d);
+  FaultQuery by_serial;
+  by_serial.serial = d.serial;
+  const auto card = store.query_faults(by_serial);
+  REQUIRE(card.size() == 1);
+  CHECK(card[0].device == "5");
+  {
+    Store::Txn txn(store);
+    txn.remove_inventory_device("5");
+    txn.commit();
+  }
+  CHECK(store.load_inventory().empty());
 }

@@ -112,7 +112,8 @@ std::optional<std::vector<DeviceHealth>> parse_npu_smi_info(std::string_view out
                                                             std::string& error, bool* truncated) {
   std::vector<DeviceHealth> table;
   bool have_header = false;
-  bool phy_id_layout = false;
+  bool phy_id_layout = false;           // "Chip  Phy-ID"
+  bool device_id_layout = false;        // "Chip  Device"
   std::optional<DeviceHealth> pending;  // first row of a pair, waiting for its chip row
   for (const std::string_view line : split_lines(output)) {
     const std::vector<std::string_view> cells = row_cells(line);
@@ -125,6 +126,7 @@ std::optional<std::vector<DeviceHealth>> parse_npu_smi_info(std::string_view out
     }
     if (first[0] == "Chip") {
       phy_id_layout = first.size() >= 2 && first[1] == "Phy-ID";
+      device_id_layout = first.size() >= 2 && first[1] == "Device";
       continue;
     }
     // The process section ("| NPU  Chip  | Process id | ...", "No running processes found")
@@ -138,14 +140,20 @@ std::optional<std::vector<DeviceHealth>> parse_npu_smi_info(std::string_view out
       }
       DeviceHealth row;
       row.device = std::string(first[0]);
+      row.name = std::string(first[1]);
       row.status = std::string(cells[1]);
       pending = std::move(row);
     } else {
-      if (!looks_like_bus_id(cells[1]) || first.size() != (phy_id_layout ? 2u : 1u)) {
+      const bool two_ids = phy_id_layout || device_id_layout;
+      if (!looks_like_bus_id(cells[1]) || first.size() != (two_ids ? 2u : 1u) ||
+          (two_ids && !all_digits(first[1]))) {
         error = "chip row expected after NPU " + pending->device + "'s row";
         return std::nullopt;
       }
       pending->chip = std::string(first[0]);
+      pending->bus_id = std::string(cells[1]);
+      if (phy_id_layout) pending->physical_id = std::string(first[1]);
+      if (device_id_layout) pending->logical_id = std::string(first[1]);
       table.push_back(std::move(*pending));
       pending.reset();
     }

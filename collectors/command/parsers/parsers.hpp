@@ -25,6 +25,13 @@ struct DeviceHealth {
   std::vector<std::string> codes;  // fault codes, upper-case hex, no 0x, in printed order
   std::vector<std::string> info;   // free-text details (npu-smi Error Information pieces)
   std::string fault_level;         // the vendor's level when the tool names one (ConfigMap)
+  // What npu-smi's device table says of the chip (empty elsewhere): the Name column, the
+  // Bus-Id, and the second id of the chip row: the physical id ("Chip  Phy-ID" header) or the
+  // logical device id ("Chip  Device" header).
+  std::string name;
+  std::string bus_id;
+  std::string physical_id;
+  std::string logical_id;
   bool ok() const { return status == "OK"; }
 };
 
@@ -36,13 +43,13 @@ struct DeviceHealth {
 std::optional<DeviceHealth> parse_npu_smi_health(std::string_view output, std::string& error);
 
 // `npu-smi info`: the device table, in the layout without chips' physical ids (one chip per
-// NPU, second header "Chip") and the A3 layout ("Chip  Phy-ID", one row pair per chip, the
-// second chip's power shown as "-"). One entry per chip row pair, in table order, with
-// device = NPU id, chip = chip id and status = the Health column. The process section that
-// follows the table is ignored. No header is an error. A table cut inside a row pair (output
-// cut short) is an error too, unless `truncated` is given: then the complete pairs before the
-// cut are returned, *truncated is set and `error` says where it was cut (their health is what
-// npu-smi printed; the cut device is simply not seen this time).
+// NPU, second header "Chip"), the A3 layout ("Chip  Phy-ID", one row pair per chip, the
+// second chip's power shown as "-") and the 310P layout ("Chip  Device": the logical id). One entry
+// per chip row pair, in table order, with device = NPU id, chip = chip id and status = the Health
+// column. The process section that follows the table is ignored. No header is an error. A table cut
+// inside a row pair (output cut short) is an error too, unless `truncated` is given: then the
+// complete pairs before the cut are returned, *truncated is set and `error` says where it was cut
+// (their health is what npu-smi printed; the cut device is simply not seen this time).
 std::optional<std::vector<DeviceHealth>> parse_npu_smi_info(std::string_view output,
                                                             std::string& error,
                                                             bool* truncated = nullptr);
@@ -58,6 +65,25 @@ std::vector<std::string> npu_ids(const std::vector<DeviceHealth>& table);
 // fault are reported OK, so a fault list that empties reads as a recovery.
 std::optional<std::vector<DeviceHealth>> parse_deviceinfo_cm(std::string_view output,
                                                              std::string& error);
+
+// `nvidia-smi --query-gpu=<fields> --format=csv[,noheader]`: one GPU per line, cells separated
+// by ", ", never quoted. With a header line ("index, pci.bus_id, uuid, ...": nvidia-smi prints
+// the canonical names even for aliases such as gpu_bus_id) the columns are found by their
+// names, in any order; without one, `fields` (the query's list) says what they are. Fields
+// other than these five are skipped. An index must be a number and a bus id look like one;
+// "[N/A]" and "[Not Supported]" read as empty. A line with more or fewer cells than columns
+// is garbled.
+inline constexpr std::string_view kInventoryGpuFields = "index,pci.bus_id,uuid,serial,name";
+struct GpuInfo {
+  std::string index;
+  std::string bus_id;
+  std::string uuid;
+  std::string serial;
+  std::string name;
+  friend bool operator==(const GpuInfo&, const GpuInfo&) = default;
+};
+std::optional<std::vector<GpuInfo>> parse_nvidia_smi_gpus(
+    std::string_view output, std::string& error, std::string_view fields = kInventoryGpuFields);
 
 // `nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader`: "0, 00000000:3B:00.0".
 struct GpuBus {

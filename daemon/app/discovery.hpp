@@ -1,0 +1,31 @@
+// Where the node's devices are discovered (daemon/state/inventory.hpp): what npu-smi's device
+// table, nvidia-smi's query, the /dev nodes and the config list say, each as one Discovery.
+//
+// npu-smi: one device per chip row. Its canonical id is the logical id: the "Device" column when
+// the table has one (310P), else the NPU id when every NPU has one chip (the id the runtime, the
+// device-N log directories and `npu-smi -i` agree on), else (A3: two chips per NPU) the chip's
+// position in the table, which is how the driver numbers logical devices. nvidia-smi: the index.
+// /dev: davinciN and nvidiaN (not davinci_manager, nvidiactl, nvidia-uvm ...).
+//
+// Pure functions (the /dev listing reads a directory); the app runs the commands.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collectors/command/parsers/parsers.hpp"
+#include "daemon/state/inventory.hpp"
+
+namespace faultd {
+
+inline constexpr std::string_view kNpuSmiDiscoverer = "npu-smi";
+inline constexpr std::string_view kNvidiaSmiDiscoverer = "nvidia-smi";
+inline constexpr std::string_view kDevDiscoverer = "dev";
+
+Discovery discovery_from_npu_smi(const std::vector<command_parsers::DeviceHealth>& table);
+Discovery discovery_from_nvidia_smi(const std::vector<command_parsers::GpuInfo>& gpus);
+// Throws std::filesystem::filesystem_error when the directory cannot be listed.
+Discovery discovery_from_dev(const std::string& dev_dir);
+Discovery discovery_from_config(const std::vector<std::string>& ids);
+
+}  // namespace faultd
