@@ -24,9 +24,10 @@ Discovery discovery_from_npu_smi(const std::vector<command_parsers::DeviceHealth
   for (size_t i = 0; i < table.size(); ++i) {
     const auto& row = table[i];
     InventoryDevice dev;
-    dev.id = !row.logical_id.empty() ? row.logical_id
-             : one_chip_per_card     ? row.device
-                                     : std::to_string(i);
+    dev.id = !row.logical_id.empty()    ? row.logical_id
+             : !row.physical_id.empty() ? row.physical_id
+             : one_chip_per_card        ? row.device
+                                        : std::to_string(i);
     dev.vendor = "ascend";
     dev.model = row.name;
     dev.bus_id = row.bus_id;

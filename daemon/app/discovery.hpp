@@ -1,10 +1,11 @@
 // Where the node's devices are discovered (daemon/state/inventory.hpp): what npu-smi's device
 // table, nvidia-smi's query, the /dev nodes and the config list say, each as one Discovery.
 //
-// npu-smi: one device per chip row. Its canonical id is the logical id: the "Device" column when
-// the table has one (310P), else the NPU id when every NPU has one chip (the id the runtime, the
-// device-N log directories and `npu-smi -i` agree on), else (A3: two chips per NPU) the chip's
-// position in the table, which is how the driver numbers logical devices. nvidia-smi: the index.
+// npu-smi: one device per chip row. Its canonical id: the "Device" column when the table has one
+// (310P: the logical id); the chip's physical id when the table has "Phy-ID" (A3, two chips per
+// NPU: stable when another chip vanishes, and the logical id while every chip is there); else
+// the NPU id, one chip per NPU (the id the runtime, the device-N log directories and `npu-smi -i`
+// agree on). Failing all, the chip's position in the table. nvidia-smi: the index.
 // /dev: davinciN and nvidiaN (not davinci_manager, nvidiactl, nvidia-uvm ...).
 //
 // Pure functions (the /dev listing reads a directory); the app runs the commands.
