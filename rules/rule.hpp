@@ -46,6 +46,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -96,7 +97,10 @@ struct RuleSpec {
   // `detect:`: the rule's matches feed this stateful detector instead of being faults.
   std::optional<DetectorSpec> detect;
   bool recovery = false;  // findings report the device recovered (Finding::recovery)
-  Fields annotations;     // operator knowledge copied into every finding (cause, suggestion...)
+  // An entry of an imported knowledge base (FaultDiag): a thousand rules that each rarely
+  // match, so their match counters are created at their first match, not at 0.
+  bool knowledge_base = false;
+  Fields annotations;  // operator knowledge copied into every finding (cause, suggestion...)
   // Where it was defined, for errors found after loading (duplicate ids, ...).
   std::string file;
   int line = 0;
@@ -160,7 +164,12 @@ class RuleSet {
 
   size_t size() const;
   std::vector<std::string> rule_ids() const;
+  // The rules of the packs: every rule but a knowledge base's entries.
+  std::vector<std::string> pack_rule_ids() const;
   std::vector<std::string> shadow_rule_ids() const;
+  // The codes the catalogue knows and the rules' literal codes: the codes expected on this
+  // node, kept as metric labels whatever else a log names.
+  std::set<std::string> known_codes() const;
   // The rules whose device is the plain `device` field (no `device:` template of their own):
   // those a neighbouring line may give a device (rules/neighbour_devices.hpp).
   std::vector<std::string> device_field_rule_ids() const;

@@ -840,6 +840,23 @@ std::vector<std::string> RuleSet::rule_ids() const {
   return ids;
 }
 
+std::vector<std::string> RuleSet::pack_rule_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& r : impl_->rules) {
+    if (!r.spec.knowledge_base) ids.push_back(r.spec.id);
+  }
+  return ids;
+}
+
+std::set<std::string> RuleSet::known_codes() const {
+  std::set<std::string> codes;
+  for (const auto& known : impl_->levels.levels) codes.insert(known.first);
+  for (const auto& r : impl_->rules) {
+    if (!r.code.empty() && r.code.is_literal()) codes.insert(r.spec.code);
+  }
+  return codes;
+}
+
 std::vector<std::string> RuleSet::shadow_rule_ids() const {
   std::vector<std::string> ids;
   for (const auto& r : impl_->rules) {

@@ -660,7 +660,7 @@ void Daemon::configure() {
   arm_detector_tick();
   actions_->configure(action_settings(config_));
   publish_budget();
-  metrics_.on_rules(config_.rules->rule_ids(), config_.rules->sha256());
+  metrics_.on_rules(*config_.rules);
   metrics_.on_actions_configured(action_names(config_));
   if (!stopping_ && runner_) start_inventory();
 }

@@ -44,4 +44,19 @@ std::string code_label(std::string_view code) {
   return is_valid_code(normalized) ? normalized : "invalid";
 }
 
+void CodeLabels::set_known(std::set<std::string> known) {
+  std::lock_guard lock(mu_);
+  known_ = std::move(known);
+}
+
+std::string CodeLabels::label(std::string_view code) {
+  std::string label = code_label(code);
+  if (label == "invalid") return label;
+  std::lock_guard lock(mu_);
+  if (known_.count(label) != 0 || others_.count(label) != 0) return label;
+  if (others_.size() >= cap_) return "other";
+  others_.insert(label);
+  return label;
+}
+
 }  // namespace faultd

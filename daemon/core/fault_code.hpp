@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -24,5 +26,25 @@ std::string hex_code(std::string_view text);
 
 // A code as a metric label: the normalized code when valid, else "invalid" (never log text).
 std::string code_label(std::string_view code);
+
+// Code labels with a bounded number of values, since a log writer chooses the codes its lines
+// name (security audit F6). The codes expected on the node (the catalogue's and the rules'
+// literal codes, set once per rule set) are always kept; other codes are kept until `cap`
+// distinct ones were seen, and every later one is labelled "other". Codes once kept stay kept.
+// Thread-safe: the io thread labels findings, the exporter's threads label device incidents.
+class CodeLabels {
+ public:
+  static constexpr size_t kDefaultCap = 64;
+  explicit CodeLabels(size_t cap = kDefaultCap) : cap_(cap) {}
+  void set_known(std::set<std::string> known);
+  // code_label(code), or "other" for a code past the cap.
+  std::string label(std::string_view code);
+
+ private:
+  const size_t cap_;
+  std::mutex mu_;
+  std::set<std::string> known_;
+  std::set<std::string> others_;  // codes outside `known_` that keep their label
+};
 
 }  // namespace faultd

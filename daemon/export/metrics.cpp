@@ -47,12 +47,30 @@ constexpr std::chrono::milliseconds kRequestTimeout{3000};
 const pm::Histogram::BucketBoundaries kActionBuckets{0.05, 0.1, 0.5, 1,   5,   10,
                                                      30,   60,  120, 300, 900, 1800};
 
+// faultd_device_incident_start_timestamp_seconds{device,code}: when each device's current
+// incident opened, for the devices not healthy. Across nodes, the earliest of a group names
+// the device that failed first (etc/prometheus/faultd-rules.yml orders them).
+pm::MetricFamily incident_starts(const std::vector<DeviceRecord>& devices, CodeLabels& codes) {
+  auto f = family("faultd_device_incident_start_timestamp_seconds",
+                  "When the device's current incident opened (devices not healthy), by device "
+                  "and the incident's code.",
+                  pm::MetricType::Gauge);
+  for (const auto& d : devices) {
+    if (d.state == DeviceState::Healthy) continue;
+    f.metric.push_back(sample({{"code", codes.label(d.code)}, {"device", d.device}},
+                              static_cast<double>(to_unix_ms(d.incident_start)) / 1000.0,
+                              pm::MetricType::Gauge));
+  }
+  return f;
+}
+
 }  // namespace
 
 // faultd_device_state: one series per device and state, exactly one of them 1. Read from the
 // pipeline's DeviceView at scrape time; the refused values of the rules with them.
 class Metrics::DeviceStates final : public pm::Collectable {
  public:
+  explicit DeviceStates(std::shared_ptr<CodeLabels> codes) : codes_(std::move(codes)) {}
   void set(std::shared_ptr<const DeviceView> view) {
     std::lock_guard lock(mu_);
     view_ = std::move(view);
@@ -85,7 +103,8 @@ class Metrics::DeviceStates final : public pm::Collectable {
       view = view_;
       refusals = refusals_;
     }
-    for (const auto& d : view ? view->snapshot() : std::vector<DeviceRecord>{}) {
+    const auto devices = view ? view->snapshot() : std::vector<DeviceRecord>{};
+    for (const auto& d : devices) {
       for (int i = 0; i < kDeviceStateCount; ++i) {
         const auto s = static_cast<DeviceState>(i);
         f.metric.push_back(sample({{"device", d.device}, {"state", std::string(to_string(s))}},
@@ -107,10 +126,12 @@ class Metrics::DeviceStates final : public pm::Collectable {
                                       static_cast<double>(refusals->source_types.load()),
                                       pm::MetricType::Counter));
     }
-    return {std::move(f), std::move(repair), std::move(acked), std::move(refused)};
+    return {std::move(f), std::move(repair), std::move(acked), std::move(refused),
+            incident_starts(devices, *codes_)};
   }
 
  private:
+  const std::shared_ptr<CodeLabels> codes_;
   mutable std::mutex mu_;
   std::shared_ptr<const DeviceView> view_;
   std::shared_ptr<const Refusals> refusals_;
@@ -295,7 +316,8 @@ class Metrics::Numerics final : public pm::Collectable {
 
 Metrics::Metrics()
     : registry_(std::make_shared<pm::Registry>()),
-      device_states_(std::make_shared<DeviceStates>()),
+      codes_(std::make_shared<CodeLabels>()),
+      device_states_(std::make_shared<DeviceStates>(codes_)),
       inventory_(std::make_shared<InventoryGauges>()),
       source_health_(std::make_shared<SourceHealth>()),
       webhook_requests_(std::make_shared<ServerCounts>(
@@ -314,7 +336,9 @@ Metrics::Metrics()
                  .Register(r);
   rule_matches_ = &pm::BuildCounter()
                        .Name("faultd_rule_matches_total")
-                       .Help("Findings recorded per rule (every loaded rule starts at 0).")
+                       .Help(
+                           "Findings recorded per rule (every rule of the packs starts at "
+                           "0; a knowledge base's entry appears at its first match).")
                        .Register(r);
   detector_findings_ = &pm::BuildCounter()
                             .Name("faultd_detector_findings_total")
@@ -434,12 +458,15 @@ std::vector<int> Metrics::listening_ports() const {
   return exposer_ ? exposer_->GetListeningPorts() : std::vector<int>{};
 }
 
-void Metrics::on_rules(const std::vector<std::string>& rule_ids, const std::string& sha256) {
-  for (const auto& id : rule_ids) rule_matches_->Add({{"rule", id}});
-  rules_loaded_->Set(static_cast<double>(rule_ids.size()));
+void Metrics::on_rules(const RuleSet& rules) {
+  // A knowledge base's thousand entries at 0 would be most of a node's series, at idle, on
+  // every node of a fleet: their counters appear at their first match instead.
+  for (const auto& id : rules.pack_rule_ids()) rule_matches_->Add({{"rule", id}});
+  codes_->set_known(rules.known_codes());
+  rules_loaded_->Set(static_cast<double>(rules.size()));
   if (build_info_current_ != nullptr) build_info_->Remove(build_info_current_);
   build_info_current_ =
-      &build_info_->Add({{"version", FAULTD_VERSION}, {"ruleset_sha256", sha256}});
+      &build_info_->Add({{"version", FAULTD_VERSION}, {"ruleset_sha256", rules.sha256()}});
   build_info_current_->Set(1);
 }
 
@@ -450,7 +477,7 @@ void Metrics::on_finding(const Finding& f, TimePoint committed) {
     faults_
         ->Add({{"device", f.device},
                {"level", std::string(to_string(f.level))},
-               {"code", code_label(f.code)}})
+               {"code", codes_->label(f.code)}})
         .Increment();
   }
   rule_matches_->Add({{"rule", f.rule}}).Increment();

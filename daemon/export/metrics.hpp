@@ -22,6 +22,7 @@
 #include "daemon/state/records.hpp"
 #include "rules/detectors/bank.hpp"
 #include "rules/matcher.hpp"
+#include "rules/rule.hpp"
 
 namespace prometheus {
 class Registry;
@@ -47,8 +48,10 @@ class Metrics {
   void serve(const std::string& listen);
   std::vector<int> listening_ports() const;
 
-  // A rule set came into force: rule counters created at 0, rules_loaded and build_info set.
-  void on_rules(const std::vector<std::string>& rule_ids, const std::string& ruleset_sha256);
+  // A rule set came into force: the packs' rule counters created at 0 (a knowledge base's
+  // entries get theirs at their first match), the codes kept as labels (CodeLabels: the
+  // catalogue's and the rules' own, other codes up to a cap), rules_loaded and build_info set.
+  void on_rules(const RuleSet& rules);
   void on_finding(const Finding& f, TimePoint committed);
   // The fault lifecycle: a finding counted into an open incident, a shadow rule's finding, a
   // node-level storm, an escalation, the open incidents, a diagnosis verdict.
@@ -95,6 +98,7 @@ class Metrics {
   class Numerics;
 
   std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<CodeLabels> codes_;  // shared with DeviceStates (scrape threads)
   std::shared_ptr<DeviceStates> device_states_;
   std::shared_ptr<InventoryGauges> inventory_;
   std::shared_ptr<SourceHealth> source_health_;

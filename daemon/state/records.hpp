@@ -26,6 +26,10 @@ struct DeviceRecord {
   // (a job's log cannot clear what the kernel log raised). Not stored: read from the journal.
   std::string source;
   TimePoint since{};  // time of the last transition
+  // When the device's current incident opened: the time of the finding (or operator request)
+  // that took it out of healthy. It stays while the incident escalates (a more severe finding,
+  // isolation); after the return to healthy, the next incident has its own.
+  TimePoint incident_start{};
   // The last diagnosis verdict while not healthy: "", "passed", "faulty" (marked for repair).
   std::string verdict;
   bool acked = false;  // an operator acknowledged the current incident

@@ -37,6 +37,7 @@ std::optional<Transition> StateMachine::on_finding(const Finding& f, TimePoint n
     d.acked = false;  // an acknowledgement is of one incident
     d.ack_reason.clear();
   }
+  if (d.state == DeviceState::Healthy) d.incident_start = f.time;
   d.fault_id = f.id;
   d.level = f.level;
   d.rule = f.rule;
@@ -56,6 +57,7 @@ std::optional<Transition> StateMachine::isolate(const std::string& device,
     d.fault_id = fault_id;  // isolating a healthy device: the operator's request is the incident
     d.level = FaultLevel::ManuallySeparateNPU;
   }
+  if (d.state == DeviceState::Healthy) d.incident_start = now;
   return move(d, DeviceState::Isolated, reason, now);
 }
 
@@ -71,6 +73,7 @@ std::optional<Transition> StateMachine::back_to_healthy(DeviceRecord& d, const s
   if (d.state == DeviceState::Healthy) return std::nullopt;
   Transition t = move(d, DeviceState::Healthy, reason, now);
   d.fault_id = 0;
+  d.incident_start = {};
   d.level = FaultLevel::NotHandleFault;
   d.rule.clear();
   d.code.clear();

@@ -885,9 +885,16 @@ void Store::mark_source_seen(const std::string& source, TimePoint now) {
 }
 
 std::vector<DeviceRecord> Store::load_devices() const {
+  // The incident's start is the time of the finding that took the device out of healthy (its
+  // last transition from healthy); when retention pruned that transition, the time of the
+  // finding that holds the device now.
   Statement s(db_, R"sql(
     SELECT device, state, reason, fault_id, level, rule, code, since_ms, verdict, acked,
-      ack_reason, (SELECT source FROM faults WHERE faults.id = devices.fault_id)
+      ack_reason, (SELECT source FROM faults WHERE faults.id = devices.fault_id),
+      COALESCE((SELECT faults.time_ms FROM transitions JOIN faults ON faults.id = transitions.fault_id
+                WHERE transitions.device = devices.device AND transitions.from_state = 'healthy'
+                ORDER BY transitions.id DESC LIMIT 1),
+               (SELECT time_ms FROM faults WHERE faults.id = devices.fault_id), since_ms)
     FROM devices
     ORDER BY device
   )sql",
@@ -907,6 +914,7 @@ std::vector<DeviceRecord> Store::load_devices() const {
     d.acked = s.int64(9) != 0;
     d.ack_reason = s.text(10);
     d.source = s.text(11);  // NULL (no such finding) reads as empty
+    if (d.state != DeviceState::Healthy) d.incident_start = from_unix_ms(s.int64(12));
     out.push_back(std::move(d));
   }
   return out;

@@ -237,6 +237,7 @@ FaultDiagImport load_faultdiag_knowledge(const std::string& path, const FaultDia
                                          ? *attribute_it
                                          : nlohmann::json::object();
     spec.description = text_of(attribute, "cause_en");
+    spec.knowledge_base = true;
     spec.annotations.emplace_back("faultdiag_id", entry_id);
     for (const auto& [name, key] :
          {std::pair{"cause", "cause_en"}, std::pair{"description", "description_en"},

@@ -4,8 +4,11 @@ device-OS event line matched by a kg-config.json entry is journaled with the ent
 and suggestion, which `faultctl events` shows (table and JSON) and `--replay` prints; the
 finding is a diagnosis, recorded without changing the device's state; the multi-line entry
 matches a pair of lines that arrive in separate reads; `--check-config` reports
-how many entries became rules and why the others were skipped. The catalogues are read from the
-shared directory beside the project; without it the test is skipped, saying so."""
+how many entries became rules and why the others were skipped. With the demo configuration and
+every entry of the knowledge base loaded, an idle node exposes at most 200 series besides each
+source's own: the entries' match counters appear at their first match. The catalogues are read from the shared directory
+beside the project; without it the test is skipped, saying so."""
+import json
 import os
 import subprocess
 
@@ -97,5 +100,75 @@ sources:
           "--replay prints the annotations: " + replay.stdout)
 
 
+# Series one node may expose at idle with everything loaded (a fleet of 10,000 nodes pays for
+# each of them 10,000 times).
+IDLE_SERIES_BUDGET = 200
+
+
+def knowledge_classes(path):
+    """Every log class the knowledge base names (its entries' source_file, "A | B" lists)."""
+    with open(path) as f:
+        entries = json.load(f)["knowledge-repository"].values()
+    return sorted({c.strip() for e in entries for c in str(e.get("source_file", "")).split("|")
+                   if c.strip()})
+
+
+@harness.needs_mindcluster
+def test_idle_series_budget(args, check, work):
+    """The demo configuration plus the whole knowledge base, every class mapped to a source: at
+    idle, the packs' rules are counted from 0 and the knowledge base's entries have no series
+    until they match."""
+    data = harness.mindcluster_dir(args.source_dir)
+    source_dir = os.path.abspath(args.source_dir)
+    logs = os.path.join(work, "logs")
+    for sub in ["plog", "training"] + ["device-%d" % i for i in range(8)]:
+        os.makedirs(os.path.join(logs, sub))
+    with open(os.path.join(source_dir, "etc", "demo", "faultd.yaml")) as f:
+        config = f.read()
+    config = (config.replace("../../", source_dir + "/").replace("@DEMO@", work)
+              .replace("state_dir: state", "state_dir: " + os.path.join(work, "state"))
+              .replace("control.sock", os.path.join(work, "control.sock"))
+              .replace('"logs/', '"%s/' % logs)
+              .replace("127.0.0.1:9847", "127.0.0.1:%d" % free_port()))
+    classes = knowledge_classes(os.path.join(data, "kg-config.json"))
+    config = config.replace("catalogs:\n", "catalogs:\n  faultdiag_knowledge:\n    path: %s\n"
+                            "    source_classes: { %s }\n" % (
+                                os.path.join(data, "kg-config.json"),
+                                ", ".join('"%s": [plog]' % c for c in classes)))
+    port = int(config.split("127.0.0.1:")[1].split('"')[0])
+    # The stand-in npu-smi reports every device OK: the node is idle.
+    script = os.path.join(work, "npu-smi.json")
+    with open(script, "w") as f:
+        json.dump({"npus": 8}, f)
+    os.environ.update(FAKE_NPU_SMI_SCRIPT=script, FAKE_NPU_SMI_STATE=script + ".state")
+    try:
+        d = Faultd(args, work, config)
+        d.start()
+    finally:
+        for name in ("FAKE_NPU_SMI_SCRIPT", "FAKE_NPU_SMI_STATE"):
+            os.environ.pop(name)
+    wait_for("a health poll", lambda: (metric_value(
+        scrape(port), "faultd_source_bytes_total", {"source": "npu-health"}) or 0) > 0)
+    text = scrape(port)
+    series = [line for line in text.splitlines() if line and not line.startswith("#")]
+    loaded = metric_value(text, "faultd_rules_loaded", {})
+    rules = [line for line in series if line.startswith("faultd_rule_matches_total{")]
+    # Each configured source has its own fixed set (lines, bytes, lag, files, each error and
+    # rotation kind): counted apart, as the budget is per node plus so many per source.
+    per_source = [line for line in series if line.startswith("faultd_source_")]
+    print("# idle: %d series (%d faultd_rule_matches_total, %d of 4 sources) with %d rules "
+          "loaded, %d bytes" % (len(series), len(rules), len(per_source), loaded, len(text)),
+          flush=True)
+    check(loaded is not None and loaded > 1000, "the knowledge base is loaded (%s rules)" % loaded)
+    check(not [r for r in rules if 'rule="faultdiag.' in r],
+          "no knowledge-base entry has a series before its first match")
+    check(any('rule="ascend.asd.feature-abnormal"} 0' in r for r in rules),
+          "the packs' rules are counted from 0")
+    check(len(series) - len(per_source) <= IDLE_SERIES_BUDGET,
+          "%d series at idle besides the sources' (at most %d)"
+          % (len(series) - len(per_source), IDLE_SERIES_BUDGET))
+    check(d.stop() == 0, "faultd stops cleanly")
+
+
 if __name__ == "__main__":
-    harness.main(test_faultdiag_annotations)
+    harness.main(test_faultdiag_annotations, test_idle_series_budget)

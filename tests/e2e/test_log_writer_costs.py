@@ -10,8 +10,11 @@ read (/proc/PID/io rchar) and position rows written, never by timing.
 - F8: 2,000 files that each got 64,000 bytes in one write do not keep 64 KiB each once read.
 - F21: an idle node with many files writes no position rows.
 - F22: a sparse 1 GiB file (`truncate -s 1G`) is consumed without being read, leaves no lag, and
-  is not read again after a restart."""
+  is not read again after a restart.
+- F6 (codes): 10,000 Device Plugin fault events, each with a code of the writer's choosing, add
+  at most 64 `code` label values; the rest are counted under `code="other"`."""
 import os
+import re
 import sqlite3
 import time
 
@@ -230,8 +233,45 @@ def sparse_file(args, check, work):
     check(d2.stop() == 0, "faultd stops cleanly")
 
 
+# The Device Plugin's fault event (etc/faultd/rules.d/ascend-npu-health.yaml): the code is the
+# writer's to choose.
+PLUGIN_EVENT = ("Warning   Occur   pod/ascend-device-plugin-daemonset-910-dlpmv   device fault, "
+                "nodeName:costs, assertion:Occur, cardID:0, deviceID:0, faultCodes:%X, "
+                "alarmRaisedTime:2023-11-21 05:36:53\n")
+CODE_LABEL_CAP = 64
+
+
+def forged_codes(args, check, work):
+    """R6 of the audit, for codes (F6): 10,000 fault events with 10,000 codes."""
+    logs = writer_dir(os.path.join(work, "logs"))
+    port = free_port()
+    rules = os.path.join(os.path.abspath(args.source_dir), "etc", "faultd", "rules.d",
+                         "ascend-npu-health.yaml")
+    d = Faultd(args, work, config(work, port, f'{{ name: logs, type: file, '
+                                  f'paths: ["{logs}/*.log"] }}') + f'include: ["{rules}"]\n')
+    d.start()
+    payload = os.path.join(work, "payload")
+    with open(payload, "w") as f:
+        f.writelines(PLUGIN_EVENT % (0x10000000 + i) for i in range(10000))
+    os.chmod(payload, 0o644)
+    as_writer('cat "$2" >> "$1/events.log"', logs, payload)
+    wait_for("every event read", lambda: lines_read(port) == 10000, timeout=120)
+    text = scrape(port)
+    codes = set(re.findall(r'^faultd_faults_total\{code="([^"]*)"', text, re.M))
+    series = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
+    print("# %d code values, %d series, %d bytes of /metrics, VmRSS %d kB after 10,000 codes"
+          % (len(codes), series, len(text), vm_rss_kib(d.proc.pid)), flush=True)
+    check(len(codes) == CODE_LABEL_CAP + 1 and "other" in codes,
+          "F6: 10,000 forged codes make %d code values (%d kept, then 'other')"
+          % (len(codes), CODE_LABEL_CAP))
+    other = metric_value(text, "faultd_faults_total", {"code": "other", "device": "0"})
+    check(other == 10000 - CODE_LABEL_CAP, "F6: the others are counted under code=\"other\" (%s)"
+          % other)
+    check(d.stop() == 0, "faultd stops cleanly")
+
+
 if __name__ == "__main__":
     if not unprivileged():
         print("# not root or no setpriv: the writer is this user, not nobody", flush=True)
     harness.main(links_out_of_the_tree, follow_within_the_tree, per_file_buffers,
-                 idle_positions, sparse_file)
+                 idle_positions, sparse_file, forged_codes)

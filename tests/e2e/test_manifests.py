@@ -48,7 +48,7 @@ REQUIRED_FAMILIES = {
     "faultd_source_bytes_total", "faultd_source_lines_total", "faultd_source_errors_total",
     "faultd_source_rotations_total", "faultd_detection_latency_seconds",
     "faultd_config_reloads_total", "faultd_build_info", "faultd_isolation_budget_remaining",
-    "faultd_isolation_budget_exhausted",
+    "faultd_isolation_budget_exhausted", "faultd_device_incident_start_timestamp_seconds",
 }
 # Series Prometheus itself makes for every target, and the labels it adds to every series.
 PROMETHEUS_SERIES = {"up": {"instance", "job"}}
@@ -374,6 +374,10 @@ def check_dashboard_in_prometheus(check, prom, dash, exprs, var_queries):
                                               action="isolate", result="success")),
           "the hook runs panel shows the isolate hook's success")
     check(values_by_labels(panel("Nodes up")) == [1.0], "one node up")
+    # The isolated device's incident is the only one: it is the suspect.
+    first = panel("First to fail: devices by incident start")
+    check([(x["metric"].get("device"), x["metric"].get("role")) for x in first] == [("5", "suspect")],
+          "the first-to-fail table names device 5 the suspect (%s)" % first)
     # The duration histogram's series, too, appeared with the hook's first run.
     p50 = values_by_labels(panel("Hook duration"), action="isolate")
     check(len(p50) == 1 and 0 < p50[0] < 60, "the hook duration panel shows the isolate hook's "

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "daemon/export/metrics.hpp"
@@ -62,22 +64,142 @@ std::string fetch(int port, const std::string& path) {
   return out;
 }
 
+RuleSpec rule_spec(const std::string& id, const std::string& code = "",
+                   bool knowledge_base = false) {
+  RuleSpec s;
+  s.id = id;
+  s.any = {"trigger of " + id};
+  s.code = code;
+  s.fault_level = FaultLevel::SeparateNPU;
+  s.knowledge_base = knowledge_base;
+  return s;
+}
+
+std::shared_ptr<const RuleSet> rule_set(std::vector<RuleSpec> specs, CodeLevels levels = {}) {
+  ErrorList errors;
+  auto set = RuleSet::build(std::move(specs), std::move(levels), errors);
+  INFO(errors.to_string());
+  REQUIRE(set);
+  return set;
+}
+
+// The distinct values of `label` over the samples of `family` in an exposition.
+std::set<std::string> label_values(const std::string& text, const std::string& family,
+                                   const std::string& label) {
+  std::set<std::string> values;
+  std::istringstream lines(text);
+  const std::string key = label + "=\"";
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(family + "{", 0) != 0) continue;
+    const auto at = line.find(key);
+    if (at == std::string::npos) continue;
+    const auto begin = at + key.size();
+    values.insert(line.substr(begin, line.find('"', begin) - begin));
+  }
+  return values;
+}
+
 }  // namespace
 
 TEST_CASE("every loaded rule has a counter at 0 and build info names the ruleset", "[export]") {
   Metrics m;
-  m.on_rules({"a.one", "b.two"}, "abc123");
+  const auto first = rule_set({rule_spec("a.one"), rule_spec("b.two")});
+  m.on_rules(*first);
   const auto text = m.render();
   CHECK_THAT(text, Catch::Contains("faultd_rule_matches_total{rule=\"a.one\"} 0"));
   CHECK_THAT(text, Catch::Contains("faultd_rule_matches_total{rule=\"b.two\"} 0"));
   CHECK_THAT(text, Catch::Contains("faultd_rules_loaded 2"));
-  CHECK_THAT(text, Catch::Contains("ruleset_sha256=\"abc123\""));
+  CHECK_THAT(text, Catch::Contains("ruleset_sha256=\"" + first->sha256() + "\""));
   CHECK_THAT(text, Catch::Contains("faultd_config_reloads_total{result=\"failure\"} 0"));
   // A reload replaces the build info series instead of adding one.
-  m.on_rules({"a.one"}, "def456");
+  const auto second = rule_set({rule_spec("a.one")});
+  REQUIRE(second->sha256() != first->sha256());
+  m.on_rules(*second);
   const auto after = m.render();
-  CHECK_THAT(after, !Catch::Contains("abc123"));
-  CHECK_THAT(after, Catch::Contains("ruleset_sha256=\"def456\""));
+  CHECK_THAT(after, !Catch::Contains(first->sha256()));
+  CHECK_THAT(after, Catch::Contains("ruleset_sha256=\"" + second->sha256() + "\""));
+}
+
+TEST_CASE("a knowledge base's entries get their counter at their first match, the packs' at 0",
+          "[export]") {
+  Metrics m;
+  std::vector<RuleSpec> specs = {rule_spec("ascend.pack-rule")};
+  for (int i = 0; i < 1000; ++i) {
+    specs.push_back(rule_spec("faultdiag.entry-" + std::to_string(i), "", true));
+  }
+  m.on_rules(*rule_set(std::move(specs)));
+  const auto idle = m.render();
+  CHECK_THAT(idle, Catch::Contains("faultd_rule_matches_total{rule=\"ascend.pack-rule\"} 0"));
+  CHECK_THAT(idle, Catch::Contains("faultd_rules_loaded 1001"));
+  CHECK(label_values(idle, "faultd_rule_matches_total", "rule").size() == 1);
+  Finding f;
+  f.rule = "faultdiag.entry-7";
+  f.device = "2";
+  m.on_finding(f, TimePoint{1s});
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains("faultd_rule_matches_total{rule=\"faultdiag.entry-7\"} 1"));
+  CHECK(label_values(text, "faultd_rule_matches_total", "rule").size() == 2);
+}
+
+TEST_CASE("codes outside the catalogue and the rules fold into 'other' past the cap", "[export]") {
+  Metrics m;
+  CodeLevels levels;
+  levels.levels["80E01801"] = FaultLevel::SeparateNPU;
+  m.on_rules(*rule_set({rule_spec("r", "80818C00"), rule_spec("any-code", "{code}")}, levels));
+  Finding f;
+  f.rule = "any-code";
+  f.device = "1";
+  f.level = FaultLevel::SeparateNPU;
+  // A log writer names 10,000 codes of its own.
+  for (int i = 0; i < 10'000; ++i) {
+    f.code = "F" + std::to_string(100'000 + i);
+    m.on_finding(f, TimePoint{1s});
+  }
+  for (const char* known : {"80818C00", "80e01801"}) {
+    f.code = known;
+    m.on_finding(f, TimePoint{1s});
+  }
+  const auto text = m.render();
+  const auto codes = label_values(text, "faultd_faults_total", "code");
+  CHECK(codes.size() <= CodeLabels::kDefaultCap + 2 + 1);  // the cap, the known codes, "other"
+  CHECK(codes.count("F100000") == 1);                      // the first ones keep their code
+  CHECK(codes.count("F109999") == 0);
+  CHECK(codes.count("80818C00") == 1);  // a rule's literal code
+  CHECK(codes.count("80E01801") == 1);  // the catalogue's
+  const auto other = static_cast<int>(10'000 - CodeLabels::kDefaultCap);
+  CHECK_THAT(text, Catch::Contains(
+                       "faultd_faults_total{code=\"other\",device=\"1\",level=\"SeparateNPU\"} " +
+                       std::to_string(other)));
+}
+
+TEST_CASE("devices not healthy export when their incident started, by device and code",
+          "[export]") {
+  Metrics m;
+  auto view = std::make_shared<DeviceView>();
+  m.set_devices(view);
+  DeviceRecord warning;
+  warning.device = "3";
+  warning.state = DeviceState::Warning;
+  warning.code = "80818C00";
+  warning.incident_start = from_unix_ms(1'700'000'000'250);
+  warning.since = from_unix_ms(1'700'000'100'000);  // a later escalation: not the start
+  DeviceRecord isolated = warning;
+  isolated.device = "4";
+  isolated.state = DeviceState::Isolated;
+  isolated.incident_start = from_unix_ms(1'700'000'003'000);
+  DeviceRecord healthy;
+  healthy.device = "5";
+  view->publish({{"3", warning}, {"4", isolated}, {"5", healthy}});
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains("# TYPE faultd_device_incident_start_timestamp_seconds gauge"));
+  CHECK_THAT(text,
+             Catch::Contains("faultd_device_incident_start_timestamp_seconds{code=\"80818C00\","
+                             "device=\"3\"} 1700000000.25"));
+  CHECK_THAT(text,
+             Catch::Contains("faultd_device_incident_start_timestamp_seconds{code=\"80818C00\","
+                             "device=\"4\"} 1700000003"));
+  CHECK(label_values(text, "faultd_device_incident_start_timestamp_seconds", "device") ==
+        std::set<std::string>{"3", "4"});
 }
 
 TEST_CASE("device states export one series per state with exactly one at 1", "[export]") {
@@ -211,7 +333,7 @@ TEST_CASE("scrapes on the HTTP threads run alongside the io thread's reports", "
   Metrics m;
   m.serve("127.0.0.1:0");
   const int port = m.listening_ports().at(0);
-  m.on_rules({"r0"}, "sha-0");
+  m.on_rules(*rule_set({rule_spec("r0")}));
   m.on_actions_configured({"isolate"});
   std::atomic<bool> stop{false};
   std::atomic<int> scrapes{0};
@@ -248,7 +370,7 @@ TEST_CASE("scrapes on the HTTP threads run alongside the io thread's reports", "
     f.code = "80818C00";
     m.on_finding(f, TimePoint{1s});
     m.on_action("isolate", ActionStatus::Success, 1s);
-    if (i % 100 == 0) m.on_rules({"r0", "r" + std::to_string(i)}, "sha-" + std::to_string(i));
+    if (i % 100 == 0) m.on_rules(*rule_set({rule_spec("r0"), rule_spec("r" + std::to_string(i))}));
   }
   stop = true;
   scraper.join();

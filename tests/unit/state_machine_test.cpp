@@ -112,3 +112,37 @@ TEST_CASE("state loaded from the store is the starting point", "[state]") {
   CHECK_FALSE(sm.on_finding(finding("2", FaultLevel::SeparateNPU, 10), t0));
   CHECK(sm.find("2")->state == DeviceState::Isolated);
 }
+
+TEST_CASE("a device's incident starts when it leaves healthy and keeps its start as it escalates",
+          "[state]") {
+  const TimePoint t2 = t1 + std::chrono::seconds(5);
+  StateMachine sm(warn_all_but_not_handle());
+  Finding first = finding("1", FaultLevel::SubHealthFault, 1);
+  first.time = t0;
+  REQUIRE(sm.on_finding(first, t0));
+  CHECK(sm.find("1")->incident_start == t0);
+  Finding worse = finding("1", FaultLevel::SeparateNPU, 2);
+  worse.time = t1;
+  REQUIRE(sm.on_finding(worse, t1));
+  CHECK(sm.find("1")->since == t1);
+  CHECK(sm.find("1")->incident_start == t0);
+  REQUIRE(sm.isolate("1", "action isolate succeeded", 2, t2));
+  CHECK(sm.find("1")->incident_start == t0);
+  // Back to healthy ends the incident; the next one has its own start.
+  REQUIRE(sm.clear("1", "operator: replaced", t2));
+  CHECK(sm.find("1")->incident_start == TimePoint{});
+  Finding next = finding("1", FaultLevel::SubHealthFault, 3);
+  next.time = t2;
+  REQUIRE(sm.on_finding(next, t2));
+  CHECK(sm.find("1")->incident_start == t2);
+
+  // An incident raised later (correlation, escalation by duration) started with its first
+  // finding, not when it was raised.
+  Finding raised = finding("5", FaultLevel::SeparateNPU, 4);
+  raised.time = t0;
+  REQUIRE(sm.on_finding(raised, t1));
+  CHECK(sm.find("5")->incident_start == t0);
+  // An operator's isolation of a healthy device: the request is the incident.
+  REQUIRE(sm.isolate("6", "operator: drain", 5, t1));
+  CHECK(sm.find("6")->incident_start == t1);
+}

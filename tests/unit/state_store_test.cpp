@@ -665,3 +665,39 @@ TEST_CASE("the database, its -wal and -shm are for the owner only, whatever the 
   CHECK(mode_of(path) == 0600);
   ::umask(before);
 }
+
+TEST_CASE("a device's incident start is read back from the finding that took it out of healthy",
+          "[state][store]") {
+  TempDir dir;
+  const std::string path = dir.file("state.db");
+  {
+    Store store(path);
+    Finding first = sample_finding(100, "npu-1", 1'000);
+    Finding worse = sample_finding(200, "npu-1", 5'000);
+    Finding other = sample_finding(300, "npu-2", 2'000);
+    Store::Txn txn(store);
+    txn.insert_finding(first);
+    txn.insert_finding(worse);
+    txn.insert_finding(other);
+    txn.apply_transition(
+        transition("npu-1", DeviceState::Healthy, DeviceState::Warning, first.id, 1'000));
+    // A more severe incident, then isolation: the incident still started with the first.
+    txn.apply_transition(
+        transition("npu-1", DeviceState::Warning, DeviceState::Warning, worse.id, 5'000));
+    txn.apply_transition(
+        transition("npu-1", DeviceState::Warning, DeviceState::Isolated, worse.id, 6'000));
+    txn.apply_transition(
+        transition("npu-2", DeviceState::Healthy, DeviceState::Warning, other.id, 2'500));
+    txn.apply_transition(
+        transition("npu-2", DeviceState::Warning, DeviceState::Healthy, other.id, 3'000));
+    txn.commit();
+  }
+  Store store(path);
+  const auto devices = store.load_devices();
+  REQUIRE(devices.size() == 2);
+  CHECK(devices[0].device == "npu-1");
+  CHECK(devices[0].since == at_ms(6'000));
+  CHECK(devices[0].incident_start == at_ms(1'000));
+  CHECK(devices[1].state == DeviceState::Healthy);
+  CHECK(devices[1].incident_start == TimePoint{});
+}
