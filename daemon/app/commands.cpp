@@ -19,7 +19,7 @@ json to_json(const DeviceRecord& d) {
           {"level", d.fault_id != 0 ? std::string(to_string(d.level)) : ""},
           {"rule", d.rule},
           {"code", d.code},
-          {"since", format_time(d.since)},
+          {"since", d.since == TimePoint{} ? "" : format_time(d.since)},  // never changed
           {"verdict", d.verdict},
           {"repair", d.verdict == "faulty"},
           {"acked", d.acked},
