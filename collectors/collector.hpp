@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/core/types.hpp"
 
@@ -59,6 +60,12 @@ struct SourceStats {
   }
 };
 
+// Whether a command source's last run for a device succeeded (faultd_probe_up).
+struct ProbeUp {
+  std::string device;  // "" for a command not run per device
+  bool up = false;
+};
+
 // Where stored read positions come from (the store in production, a map in tests). Called for
 // each newly discovered file (or record stream); the source verifies the fingerprint itself.
 using PositionLookup = std::function<std::optional<ReadPosition>(const std::string& source,
@@ -89,6 +96,9 @@ class Source {
   // The current read positions (for the periodic save and for shutdown).
   virtual std::vector<ReadPosition> positions() const { return {}; }
   virtual SourceStats& stats() = 0;
+  // The probe state of each device a command source runs for, once it has a result (sources
+  // that run nothing have none). Called from the exporter's thread: implementations lock.
+  virtual std::vector<ProbeUp> probes() const { return {}; }
 };
 
 }  // namespace faultd

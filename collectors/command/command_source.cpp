@@ -7,13 +7,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <stdexcept>
+
+#include <spdlog/spdlog.h>
 
 #include "daemon/core/child_process.hpp"
 #include "daemon/core/hash.hpp"
+#include "daemon/core/log_limiter.hpp"
+#include "daemon/core/terminal_text.hpp"
 
 extern char** environ;
 
@@ -27,6 +33,8 @@ constexpr Duration kKillGrace = std::chrono::seconds(1);
 // EOF usually comes a moment before the exit status can be collected; look again this soon.
 constexpr Duration kReapRetry = std::chrono::milliseconds(10);
 constexpr size_t kMaxDevices = 4096;
+// The part of a failed command's output its failure reason quotes.
+constexpr size_t kMaxReasonLine = 200;
 constexpr char kDefaultPath[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 uint64_t stream_hash(std::string_view source, std::string_view device) {
@@ -74,6 +82,41 @@ std::string join(const std::vector<std::string>& argv) {
     out += a;
   }
   return out;
+}
+
+// The first line of `output` that is not blank, trimmed and cut at kMaxReasonLine bytes.
+std::string first_line(std::string_view output) {
+  while (!output.empty()) {
+    const size_t nl = output.find('\n');
+    std::string_view line = output.substr(0, nl);
+    output = nl == std::string_view::npos ? std::string_view() : output.substr(nl + 1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front()))) {
+      line.remove_prefix(1);
+    }
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) {
+      line.remove_suffix(1);
+    }
+    if (!line.empty()) return std::string(line.substr(0, kMaxReasonLine));
+  }
+  return {};
+}
+
+// Why a run that exited failed, "" when it exited with status 0: the exit status or signal, and
+// the first line of its output (stdout and stderr share one pipe, so usually the error message).
+std::string exit_failure(int status, std::string_view output) {
+  std::string why;
+  if (status < 0) {
+    why = "exit status unknown (reaped elsewhere)";
+  } else if (WIFSIGNALED(status)) {
+    why = "killed by signal " + std::to_string(WTERMSIG(status));
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    why = "exit status " + std::to_string(WEXITSTATUS(status));
+  } else {
+    return {};
+  }
+  const std::string line = first_line(output);
+  if (!line.empty()) why += ": " + line;
+  return why;
 }
 
 std::vector<std::pair<std::string, std::string>> daemon_environment() {
@@ -153,12 +196,14 @@ struct Run {
   bool eof = false;
   bool exited = false;
   int status = 0;
-  bool failed = false;  // counted already (timeout, over cap): discard the output
+  std::string failure;  // why the run failed (counted already); a killed run's output is dropped
   bool term_sent = false;
   bool kill_sent = false;
   TimePoint deadline{};
   TimePoint kill_at{};
   TimePoint reap_retry{};
+
+  bool failed() const { return !failure.empty(); }
 };
 
 struct CommandSource::Impl {
@@ -174,11 +219,17 @@ struct CommandSource::Impl {
   std::map<uint64_t, std::unique_ptr<Run>> runs;  // keyed by stream hash (one run per stream)
   std::optional<TimePoint> next_cycle;            // unset: the first poll starts a cycle
   HealthTracker tracker;
+  ProbeTracker probes;
+  LogLimiter failure_log{kFailureLogsPerMinute};
+  mutable std::mutex probe_mu;  // guards probe_up: the exporter reads it from its thread
+  std::vector<ProbeUp> probe_up;
   std::vector<command_parsers::GpuBus> gpu_map;  // last nvidia_smi_bus map handed on
   std::map<uint64_t, uint64_t> stream_end;       // last end offset handed on, per stream
 
   explicit Impl(CommandSourceConfig c)
-      : config(std::move(c)), tracker(std::string(record_prefix(config.parser))) {}
+      : config(std::move(c)),
+        tracker(std::string(record_prefix(config.parser))),
+        probes(config.unresponsive_after) {}
 
   uint64_t stream_of(const Run& run) const {
     return stream_hash(config.name, run.discovery ? std::string_view("\0discovery", 10)
@@ -196,13 +247,15 @@ struct CommandSource::Impl {
     if (runs.count(key) != 0) return;  // the previous run still runs: skip this interval
 
     const auto exe = resolve_executable(run->argv[0], path_var);
-    if (!exe) {
-      stats.count_error(SourceErrorKind::Command);
-      return;
-    }
-    SpawnedProcess child = spawn_process(*exe, run->argv, env);
+    SpawnedProcess child;
+    if (exe) child = spawn_process(*exe, run->argv, env);
     if (child.pid < 0) {
+      // Nothing runs: the run is over, and finished (its failure reported) in this poll.
       stats.count_error(SourceErrorKind::Command);
+      run->failure = "cannot start: " + (exe ? child.error : run->argv[0] + " not found on PATH");
+      run->exited = true;
+      run->eof = true;
+      runs.emplace(key, std::move(run));
       return;
     }
     child.stdin_fd.reset();  // the command gets EOF on stdin
@@ -244,9 +297,9 @@ struct CommandSource::Impl {
       const ssize_t n = ::read(run.output_fd.get(), buf, sizeof buf);
       if (n > 0) {
         stats.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-        if (run.failed) continue;  // draining a killed run
+        if (run.failed()) continue;  // draining a killed run
         if (run.output.size() + static_cast<size_t>(n) > config.max_output_bytes) {
-          run.failed = true;
+          run.failure = "output over " + std::to_string(config.max_output_bytes) + " bytes";
           run.output.clear();
           stats.count_error(SourceErrorKind::Command);
           kill_run(run, SIGKILL);
@@ -283,8 +336,8 @@ struct CommandSource::Impl {
     if (!run.term_sent && now >= run.deadline) {
       run.term_sent = true;
       run.kill_at = now + kKillGrace;
-      if (!run.failed) {
-        run.failed = true;
+      if (!run.failed()) {
+        run.failure = "timed out after " + format_duration(config.timeout);
         stats.count_error(SourceErrorKind::Command);
       }
       kill_run(run, SIGTERM);
@@ -300,12 +353,15 @@ struct CommandSource::Impl {
     return run.exited && (run.eof || now >= run.deadline);
   }
 
-  // Turns a finished run into records (or counts why not); returns true if the app should
-  // poll again at once (discovery just succeeded).
+  // Turns a finished run into records (or counts and reports why not); returns true if the app
+  // should poll again at once (discovery just succeeded).
   bool finish(Run& run, TimePoint now, ChunkSink& sink) {
-    if (run.failed) return false;
-    if (run.status < 0 || !WIFEXITED(run.status) || WEXITSTATUS(run.status) != 0) {
-      stats.count_error(SourceErrorKind::Command);
+    if (!run.failed()) {
+      run.failure = exit_failure(run.status, run.output);
+      if (run.failed()) stats.count_error(SourceErrorKind::Command);
+    }
+    if (run.failed()) {
+      hand_on(run, now, {}, sink);
       return false;
     }
     std::string error;
@@ -313,27 +369,37 @@ struct CommandSource::Impl {
       const auto table = command_parsers::parse_npu_smi_info(run.output, error);
       if (!table || table->empty()) {
         stats.count_error(SourceErrorKind::Parse);
+        run.failure = table ? "no devices in the output" : "unparsable output: " + error;
+        hand_on(run, now, {}, sink);
         return false;
       }
+      hand_on(run, now, {}, sink);
+      probes.forget(probe_device(run));  // the devices' own probes take over
+      publish_probes();
       devices = command_parsers::npu_ids(*table);
       need_discovery = false;
       next_cycle = now;
       return true;
     }
-    const std::string device = run.device.empty() ? flag_value(run.argv, "-i") : run.device;
+    const std::string device = probe_device(run);
     auto observation =
         observe(config.parser, run.output, device, flag_value(run.argv, "-c"), error);
     if (!observation) {
       stats.count_error(SourceErrorKind::Parse);
+      run.failure = "unparsable output: " + error;
+      hand_on(run, now, {}, sink);
       return false;
     }
-    if (observation->truncated) stats.count_error(SourceErrorKind::Parse);  // and what it had
+    if (observation->truncated) {  // a failure, but what it had is handed on
+      stats.count_error(SourceErrorKind::Parse);
+      run.failure = "output cut short: " + error;
+    }
     if (config.parser == CommandParser::NvidiaSmiBus) {
+      std::vector<std::string> lines;
       if (observation->gpus != gpu_map) {
-        std::vector<std::string> lines;
         for (const auto& gpu : observation->gpus) lines.push_back(format_gpu_record(gpu));
-        if (emit(run, now, lines, sink)) gpu_map = std::move(observation->gpus);
       }
+      if (hand_on(run, now, lines, sink)) gpu_map = std::move(observation->gpus);
       return false;
     }
     std::vector<DeviceHealth> observed = std::move(observation->health);
@@ -343,9 +409,65 @@ struct CommandSource::Impl {
       if (refused) stats.count_error(SourceErrorKind::Device);
       return refused;
     });
-    const std::vector<std::string> lines = tracker.diff(observed);
-    if (lines.empty() || emit(run, now, lines, sink)) tracker.commit(observed);
+    if (hand_on(run, now, tracker.diff(observed), sink)) tracker.commit(observed);
     return false;
+  }
+
+  // The device a run is for: `{device}`'s value, else the command's `-i`, else none ("").
+  static std::string probe_device(const Run& run) {
+    if (run.discovery) return {};
+    return run.device.empty() ? flag_value(run.argv, "-i") : run.device;
+  }
+
+  // Settles the probe of the run's device (and logs a failure), then hands on `lines` behind
+  // the probe line that makes, if any. Returns whether `lines` went out (true when there was
+  // nothing to hand on).
+  bool hand_on(const Run& run, TimePoint now, std::vector<std::string> lines, ChunkSink& sink) {
+    const std::string device = probe_device(run);
+    std::optional<std::string> probe_line;
+    if (run.failed()) {
+      probe_line = probes.failed(device, run.failure);
+      log_failure(run, device, now, probe_line.has_value());
+    } else {
+      const uint32_t failures = probes.failures(device);
+      probe_line = probes.succeeded(device);
+      if (probe_line) {
+        spdlog::info("source {}: {} answers again after {} failed run(s)", config.name,
+                     what_ran(run, device), failures);
+      }
+    }
+    publish_probes();
+    if (probe_line) lines.insert(lines.begin(), std::move(*probe_line));
+    if (lines.empty()) return true;
+    if (!emit(run, now, lines, sink)) return false;
+    if (probe_line) probes.handed_on(device);
+    return true;
+  }
+
+  // "device 3", "device discovery (npu-smi info)" or the command line.
+  static std::string what_ran(const Run& run, const std::string& device) {
+    if (run.discovery) return "device discovery (" + join(run.argv) + ")";
+    if (!device.empty()) return "device " + device;
+    return join(run.argv);
+  }
+
+  // A failed run is logged with its reason, at most kFailureLogsPerMinute lines a minute; the
+  // one that makes a device unresponsive always.
+  void log_failure(const Run& run, const std::string& device, TimePoint now, bool unresponsive) {
+    const std::string what = what_ran(run, device);
+    const std::string why = terminal_safe(run.failure);
+    if (unresponsive) {
+      spdlog::warn("source {}: {} unresponsive after {} failed run(s) in a row, the last: {}",
+                   config.name, what, probes.failures(device), why);
+      return;
+    }
+    failure_log.warn(now, fmt::format("source {}: {} failed: {}", config.name, what, why));
+  }
+
+  void publish_probes() {
+    std::vector<ProbeUp> up = probes.up();
+    std::lock_guard lock(probe_mu);
+    probe_up = std::move(up);
   }
 
   bool emit(const Run& run, TimePoint now, const std::vector<std::string>& lines, ChunkSink& sink) {
@@ -483,5 +605,10 @@ void CommandSource::drain_wake_fd() { impl_->drain_timer(); }
 SourceStats& CommandSource::stats() { return impl_->stats; }
 
 size_t CommandSource::running() const { return impl_->runs.size(); }
+
+std::vector<ProbeUp> CommandSource::probes() const {
+  std::lock_guard lock(impl_->probe_mu);
+  return impl_->probe_up;
+}
 
 }  // namespace faultd

@@ -25,6 +25,18 @@
 //   A failed run changes nothing: each device keeps its last known state. A device whose
 //   previous run still runs is skipped for this interval, so a hanging command never piles up
 //   children and never delays the other devices.
+// - Probe health: every failed run (each of the above but a refused device id) is logged with
+//   its reason ("timed out after 3s", "exit status 1: <first line of output>", "killed by
+//   signal 9", "output over 65536 bytes", "cannot start: ...", "unparsable output: <parser's
+//   error>", "output cut short: ..."), at most kFailureLogsPerMinute lines a minute per source
+//   (the next line written says how many were left out). probes() says per device whether its
+//   last run succeeded (faultd_probe_up). The device is the run's: `{device}`'s value, else the
+//   command's `-i` argument, else none ("": one probe for the command; the discovery run is
+//   that probe until discovery succeeds); so the probes are bounded by the config's device list
+//   or the discovered cards, never by output text. After `unresponsive_after` failed runs of a
+//   device in a row, one `probe: device=<d> status=unresponsive failures=<n> reason="<why>"`
+//   record goes out (and a warning that is never left out), at its next success one
+//   `probe: device=<d> status=OK recovered` record (records.hpp).
 // - Records: each run's new records make one Chunk: source = name, path = the argv joined with
 //   spaces (display only), identity dev 0 and ino = a stable hash of (source name, device), so
 //   every device is its own stream; start_offset = the poll's unix time in microseconds (kept
@@ -40,6 +52,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,11 +72,14 @@ struct CommandSourceConfig {
   Duration interval = std::chrono::seconds(10);
   Duration timeout = std::chrono::seconds(5);
   size_t max_output_bytes = 64 * 1024;
+  uint32_t unresponsive_after = 3;  // failed runs of a device in a row that make it unresponsive
   CommandParser parser = CommandParser::NpuSmiHealth;
   friend bool operator==(const CommandSourceConfig&, const CommandSourceConfig&) = default;
 };
 
 inline constexpr std::string_view kDevicePlaceholder = "{device}";
+// Failed runs logged per source and minute (the unresponsive warnings are not counted).
+inline constexpr uint32_t kFailureLogsPerMinute = 5;
 
 // "0-7", "0,2,4-5", "3" → the ids in order. nullopt with `error` set on bad syntax, a
 // descending range, a duplicate or more than 4096 ids.
@@ -85,6 +101,7 @@ class CommandSource final : public Source {
   int wake_fd() const override;             // epoll over the children's pipes and the timer
   void drain_wake_fd() override;
   SourceStats& stats() override;
+  std::vector<ProbeUp> probes() const override;
 
   // Children currently running (for tests and self-health).
   size_t running() const;

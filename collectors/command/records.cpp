@@ -11,6 +11,7 @@ using command_parsers::DeviceHealth;
 namespace {
 
 constexpr size_t kMaxInfoBytes = 1024;
+constexpr std::string_view kProbePrefix = "probe";
 
 bool is_bare(std::string_view v) {
   if (v.empty()) return false;
@@ -117,6 +118,49 @@ std::string format_gpu_record(const command_parsers::GpuBus& gpu) {
   append_field(out, "index", gpu.index);
   append_field(out, "bus_id", gpu.bus_id);
   return out;
+}
+
+std::string format_unresponsive_record(std::string_view device, uint32_t failures,
+                                       std::string_view reason) {
+  std::string out;
+  append_identity(out, kProbePrefix, device, "");
+  append_field(out, "status", "unresponsive");
+  append_field(out, "failures", std::to_string(failures));
+  append_field(out, "reason", reason.substr(0, kMaxInfoBytes));
+  return out;
+}
+
+std::optional<std::string> ProbeTracker::failed(const std::string& device,
+                                                std::string_view reason) {
+  Probe& p = probes_[device];
+  p.up = false;
+  if (p.failures < UINT32_MAX) ++p.failures;
+  if (p.reported || p.failures < unresponsive_after_) return std::nullopt;
+  return format_unresponsive_record(device, p.failures, reason);
+}
+
+std::optional<std::string> ProbeTracker::succeeded(const std::string& device) {
+  Probe& p = probes_[device];
+  p.up = true;
+  p.failures = 0;
+  if (!p.reported) return std::nullopt;
+  return format_recovery_record(kProbePrefix, device, "");
+}
+
+void ProbeTracker::handed_on(const std::string& device) {
+  const auto it = probes_.find(device);
+  if (it != probes_.end()) it->second.reported = !it->second.up;
+}
+
+std::vector<ProbeUp> ProbeTracker::up() const {
+  std::vector<ProbeUp> out;
+  for (const auto& [device, p] : probes_) out.push_back({device, p.up});
+  return out;
+}
+
+uint32_t ProbeTracker::failures(const std::string& device) const {
+  const auto it = probes_.find(device);
+  return it == probes_.end() ? 0 : it->second.failures;
 }
 
 std::vector<std::string> HealthTracker::diff(const std::vector<DeviceHealth>& observed) const {

@@ -7,10 +7,13 @@
 //   <prefix>: device=<d> [chip=<c>] status=OK recovered
 //   nvidia-smi gpu: index=<i> bus_id=<bus id>
 //
+//   probe: device=<d> status=unresponsive failures=<n> reason="<why the last run failed>"
+//   probe: device=<d> status=OK recovered
+//
 // Prefixes: "npu-smi health" (npu_smi_health), "npu-smi info" (npu_smi_info), "deviceinfo"
-// (deviceinfo_cm). Values made of [A-Za-z0-9._:/+-] are written bare, anything else in double
-// quotes with '"' and '\' escaped and control bytes as spaces; info is capped at 1 KiB.
-// Rules:
+// (deviceinfo_cm), "probe" (the command itself, whatever its parser). Values made of
+// [A-Za-z0-9._:/+-] are written bare, anything else in double quotes with '"' and '\' escaped and
+// control bytes as spaces; info is capped at 1 KiB. Rules:
 //   - a device that becomes not-OK gets one line per code it reports that it did not report
 //     before (one line without code= if it reports none), so a new code on an already sick
 //     device is news too; a status change of a sick device with no new code is not;
@@ -20,12 +23,18 @@
 //     not a recovery).
 // The nvidia_smi_bus map is emitted whole, one line per GPU, whenever it differs from the last
 // one handed on (at start, after a GPU falls off the bus, after a reset renumbers GPUs).
+// The probe lines are about the command, not what it printed (ProbeTracker): a device whose
+// command failed `unresponsive_after` times in a row gets one unresponsive line (a hung npu-smi
+// is often the first sign of a dying device), and one recovered line at its next success. The
+// device is the one the command runs for; a command not run per device has none (no device=).
 //
-// Lifecycle: one HealthTracker per command source (per parser's view), kept for the source's
-// life; diff() is pure, commit() records what was handed on, so a sink that refuses a chunk
-// gets the same news again at the next run. Threading: single-threaded (the app's io thread).
+// Lifecycle: one HealthTracker and one ProbeTracker per command source, kept for the source's
+// life; diff() and failed()/succeeded() say what is news, commit() and handed_on() record what
+// was handed on, so a sink that refuses a chunk gets the same news again at the next run.
+// Threading: single-threaded (the app's io thread).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectors/collector.hpp"
 #include "collectors/command/parsers/parsers.hpp"
 
 namespace faultd {
@@ -50,6 +60,8 @@ std::string format_health_record(std::string_view prefix, const command_parsers:
 std::string format_recovery_record(std::string_view prefix, std::string_view device,
                                    std::string_view chip);
 std::string format_gpu_record(const command_parsers::GpuBus& gpu);
+std::string format_unresponsive_record(std::string_view device, uint32_t failures,
+                                       std::string_view reason);
 
 // What one run of `parser`'s command printed, parsed: the devices' health (npu-smi, the
 // ConfigMap) or the GPU bus map (nvidia-smi). `device`/`chip` name the device of a health
@@ -81,6 +93,33 @@ class HealthTracker {
   };
   std::string prefix_;
   std::map<std::pair<std::string, std::string>, Seen> seen_;  // (device, chip) → last report
+};
+
+// Consecutive failed runs per device, and the probe lines they make.
+class ProbeTracker {
+ public:
+  explicit ProbeTracker(uint32_t unresponsive_after) : unresponsive_after_(unresponsive_after) {}
+  // A run for `device` failed for `reason`: the unresponsive line when this failure makes (or
+  // keeps, until handed on) the device unresponsive.
+  std::optional<std::string> failed(const std::string& device, std::string_view reason);
+  // A run for `device` succeeded: the recovered line when it was reported unresponsive.
+  std::optional<std::string> succeeded(const std::string& device);
+  // The line failed() or succeeded() returned for `device` was handed on.
+  void handed_on(const std::string& device);
+  void forget(const std::string& device) { probes_.erase(device); }
+
+  // Whether each device's last run succeeded, sorted by device (devices with a run only).
+  std::vector<ProbeUp> up() const;
+  uint32_t failures(const std::string& device) const;
+
+ private:
+  struct Probe {
+    bool up = true;
+    uint32_t failures = 0;  // in a row
+    bool reported = false;  // the unresponsive line was handed on, the recovered one not yet
+  };
+  uint32_t unresponsive_after_;
+  std::map<std::string, Probe> probes_;
 };
 
 }  // namespace faultd

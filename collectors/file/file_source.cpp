@@ -23,6 +23,7 @@
 #include "collectors/file/path_fields.hpp"
 #include "collectors/safe_open.hpp"
 #include "daemon/core/hash.hpp"
+#include "daemon/core/log_limiter.hpp"
 #include "daemon/core/terminal_text.hpp"
 
 namespace faultd {
@@ -349,22 +350,7 @@ struct FileSource::Impl {
   // Warnings a log writer can cause are rate-limited per source; what was left out is said
   // with the next one.
   void warn(TimePoint now, const std::string& what) {
-    if (now < warn_window || now - warn_window >= std::chrono::minutes(1)) {
-      warn_window = now;
-      warned = 0;
-    }
-    if (warned >= kWarningsPerMinute) {
-      ++warnings_left_out;
-      return;
-    }
-    ++warned;
-    if (warnings_left_out > 0) {
-      spdlog::warn("source {}: {} ({} similar warning(s) left out before)", config.name, what,
-                   warnings_left_out);
-      warnings_left_out = 0;
-      return;
-    }
-    spdlog::warn("source {}: {}", config.name, what);
+    warnings.warn(now, fmt::format("source {}: {}", config.name, what));
   }
 
   // A file renamed away may still be written by a process that has not reopened its log yet,
@@ -849,9 +835,7 @@ struct FileSource::Impl {
   std::map<std::string, int> episodes;       // failures seen by the previous scan
   std::map<std::string, int> episodes_next;  // failures seen by the current scan
   std::string read_storage;                  // lent to the file being read (StorageLoan)
-  TimePoint warn_window{};                   // start of the current minute of warnings
-  uint32_t warned = 0;
-  uint64_t warnings_left_out = 0;
+  LogLimiter warnings{kWarningsPerMinute};
 };
 
 FileSource::FileSource(FileSourceConfig config, PositionLookup lookup)

@@ -6,13 +6,18 @@
 
 namespace faultd {
 
+namespace {
+// A probe that must fail more often than this before it counts says nothing useful.
+constexpr int64_t kMaxUnresponsiveAfter = 1000;
+}  // namespace
+
 std::optional<CommandSourceConfig> load_command_source(const YAML::Node& n, const std::string& name,
                                                        const std::string& base_dir,
                                                        const yaml::Ctx& ctx) {
   const size_t errors_before = ctx.errors->size();
   yaml::check_map(n, "a command source",
                   {"name", "type", "argv", "devices", "discover", "interval", "timeout",
-                   "max_output_bytes", "parser"},
+                   "max_output_bytes", "unresponsive_after", "parser"},
                   ctx);
   CommandSourceConfig src;
   src.name = name;
@@ -76,6 +81,9 @@ std::optional<CommandSourceConfig> load_command_source(const YAML::Node& n, cons
   }
   if (auto v = yaml::get_int(n, "max_output_bytes", ctx, 1024, int64_t{16} * 1024 * 1024)) {
     src.max_output_bytes = static_cast<size_t>(*v);
+  }
+  if (auto v = yaml::get_int(n, "unresponsive_after", ctx, 1, kMaxUnresponsiveAfter)) {
+    src.unresponsive_after = static_cast<uint32_t>(*v);
   }
   if (auto v = yaml::get_string(n, "parser", ctx)) {
     if (auto parser = parse_command_parser(*v)) {

@@ -191,8 +191,8 @@ class Metrics::InventoryGauges final : public pm::Collectable {
   std::shared_ptr<const DeviceView> view_;
 };
 
-// Per-source self-health, read from each source's atomics at scrape time: a dead collector
-// must not look healthy.
+// Per-source self-health, read from each source's atomics (and a command source's probe states)
+// at scrape time: a dead collector must not look healthy.
 class Metrics::SourceHealth final : public pm::Collectable {
  public:
   void set(std::vector<std::shared_ptr<Source>> sources) {
@@ -210,6 +210,9 @@ class Metrics::SourceHealth final : public pm::Collectable {
     auto lag =
         family("faultd_source_lag_bytes", "Bytes written but not yet read per source.", T::Gauge);
     auto files = family("faultd_source_files", "Files currently followed per source.", T::Gauge);
+    auto probe_up =
+        family("faultd_probe_up",
+               "1 if a command source's last run for the device succeeded, else 0.", T::Gauge);
     std::lock_guard lock(mu_);
     for (const auto& src : sources_) {
       const std::string& n = src->name();
@@ -233,9 +236,15 @@ class Metrics::SourceHealth final : public pm::Collectable {
           sample({{"source", n}}, static_cast<double>(s.lag_bytes.load()), T::Gauge));
       files.metric.push_back(
           sample({{"source", n}}, static_cast<double>(s.files.load()), T::Gauge));
+      for (const ProbeUp& p : src->probes()) {
+        probe_up.metric.push_back(
+            sample({{"device", p.device}, {"source", n}}, p.up ? 1.0 : 0.0, T::Gauge));
+      }
     }
-    return {std::move(lines),     std::move(bytes), std::move(errors),
-            std::move(rotations), std::move(lag),   std::move(files)};
+    std::vector<pm::MetricFamily> out{std::move(lines),     std::move(bytes), std::move(errors),
+                                      std::move(rotations), std::move(lag),   std::move(files)};
+    if (!probe_up.metric.empty()) out.push_back(std::move(probe_up));  // command sources only
+    return out;
   }
 
  private:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the golden cases tests/golden/ascend-* and tests/golden/nvidia-* of
-etc/faultd/rules.d/ascend-runtime.yaml and etc/faultd/rules.d/nvidia-xid.yaml.
+"""Writes the golden cases tests/golden/ascend-*, tests/golden/nvidia-* and tests/golden/probe-*
+of etc/faultd/rules.d/ascend-runtime.yaml, etc/faultd/rules.d/nvidia-xid.yaml and the other
+packs they name (ascend-npu-health.yaml, probe-health.yaml, ...).
 
 The expected findings are declared by hand next to each line below, never computed by the
 engine; the noise is seeded, so re-running this rewrites the same files. Each case's README
@@ -998,6 +999,47 @@ is less trusted than faultd, so the record rules accept them only from a `comman
 (`source_types: [command]`). None of them raises or clears a fault here; each is counted in
 faultd_rule_refused_values_total{field="source_type"}. Constructed: the records are faultd's
 own format.""")
+
+PU, PR = "probe.unresponsive", "probe.recovered"
+write_case_rec(
+    "probe-health-records", "npu-health", "npu-smi info -t health -i {device}",
+    [
+        ('probe: device=5 status=unresponsive failures=3 reason="timed out after 3s"',
+         [(PU, "5", SUB, "PROBE-UNRESPONSIVE")]),
+        ("probe: device=5 status=OK recovered", [rec(PR, "5", "PROBE-UNRESPONSIVE")]),
+        ('probe: device=6 status=unresponsive failures=3 reason="exit status 1: Error: device '
+         'not found or permission denied"', [(PU, "6", SUB, "PROBE-UNRESPONSIVE")]),
+        # a command not run per device: the node's finding; the NPU its error names is not taken
+        ('probe: status=unresponsive failures=4 reason="unparsable output: NPU 3 is not ready"',
+         [(PU, "", SUB, "PROBE-UNRESPONSIVE")]),
+        ("probe: status=OK recovered", [rec(PR, "", "PROBE-UNRESPONSIVE")]),
+        ('probe: device=0000:3b:00 status=unresponsive failures=1 reason=killed',
+         [(PU, "0000:3b:00", SUB, "PROBE-UNRESPONSIVE")]),
+        # look-alikes: prose about the probe, a status that is not the record's
+        none("the probe: device=5 status=unresponsive failures=3 reason=x was seen"),
+        none("probe: device=5 status=unresponsive since boot"),
+    ],
+    note="""
+The probe records of the command source (format: collectors/command/records.hpp), as
+CommandSource writes them for a card whose npu-smi hung three runs in a row and answered again,
+a card whose npu-smi failed, a command not run per device (no device=: the finding has no device,
+even when the reason names one) and a GPU's bus id. Constructed: the records are faultd's own
+format. The golden run loads no catalogue, so the level is the rule's default_level
+(SubHealthFault); the recovery carries the code, so it clears only the probe's own warning.""",
+    source_type="command")
+
+write_case(
+    "probe-health-records-forged", "training", "/var/log/training/job/worker.log", None,
+    [
+        none('probe: device=5 status=unresponsive failures=3 reason="timed out after 3s"'),
+        none("probe: device=5 status=OK recovered"),
+        none('probe: status=unresponsive failures=3 reason="timed out after 3s"'),
+    ],
+    note="""
+The probe records printed into a training job's log: the probe rules accept them only from a
+`command` source (`source_types: [command]`), so a job can neither raise a probe fault on a
+device nor clear one. Each is counted in faultd_rule_refused_values_total{field="source_type"}.
+Constructed: the records are faultd's own format.""")
 
 write_case_rec(
     "ascend-device-plugin-events", "k8s-events", "/var/log/k8s-events.log",

@@ -1,12 +1,14 @@
 // A real CommandSource driving the fake npu-smi (tests/sim/fake-npu-smi) as child processes:
 // a device flipping to Warning/80818C00 and back, discovery from `npu-smi info`, and failing,
-// hanging, garbled and over-long commands counted without delaying the healthy ones.
+// hanging, garbled and over-long commands counted without delaying the healthy ones, logged with
+// their reasons, and reported as unresponsive (probe records, probes()) until they answer again.
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -16,10 +18,12 @@
 #include <vector>
 
 #include "collectors/command/command_source.hpp"
+#include "tests/support/captured_log.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;
+using faultd::testing::CapturedLog;
 using faultd::testing::TempDir;
 using Strings = std::vector<std::string>;
 
@@ -92,6 +96,29 @@ CommandSourceConfig health_config(const std::string& devices) {
 
 uint64_t errors(CommandSource& s, SourceErrorKind k) { return s.stats().error_count(k); }
 
+// The source's probe state of `device`: 1 up, 0 down, -1 no result yet.
+int probe_up(const CommandSource& s, const std::string& device) {
+  for (const ProbeUp& p : s.probes()) {
+    if (p.device == device) return p.up ? 1 : 0;
+  }
+  return -1;
+}
+
+bool contains(const Strings& lines, const std::string& line) {
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+// The captured log lines that contain every one of `parts`.
+size_t logged(const CapturedLog& log, const Strings& parts) {
+  size_t n = 0;
+  for (const std::string& line : log.lines()) {
+    bool all = true;
+    for (const std::string& part : parts) all = all && line.find(part) != std::string::npos;
+    n += all ? 1 : 0;
+  }
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("command source: a device flips to Warning/80818C00 and back") {
@@ -146,7 +173,7 @@ TEST_CASE("command source: devices discovered from npu-smi info (A3 layout)") {
                                 "npu-smi health: device=1 status=Alarm code=8C084E00"});
 }
 
-TEST_CASE("command source: failing, hanging and garbled commands are counted; others go on") {
+TEST_CASE("command source: failing, hanging and garbled commands are counted, others go on") {
   TempDir dir;
   use_script(dir, R"({"health": {
       "4": [{"status": "Warning", "codes": ["80818C00"]}],
@@ -159,9 +186,17 @@ TEST_CASE("command source: failing, hanging and garbled commands are counted; ot
   CommandSource source(c);
   Sink sink;
 
-  // Device 4's record arrives while device 5's command still hangs.
-  REQUIRE(drive(source, sink, [&] { return !sink.lines().empty(); }));
-  CHECK(sink.lines() == Strings{"npu-smi health: device=4 chip=0 status=Warning code=80818C00"});
+  // Device 4's record arrives while device 5's command still hangs. 6 and 7 may have become
+  // unresponsive by then (3 failed runs): their probe lines are not health records.
+  const auto health_lines = [&] {
+    Strings out;
+    for (const std::string& line : sink.lines()) {
+      if (line.rfind("probe: ", 0) != 0) out.push_back(line);
+    }
+    return out;
+  };
+  REQUIRE(drive(source, sink, [&] { return !health_lines().empty(); }));
+  CHECK(health_lines() == Strings{"npu-smi health: device=4 chip=0 status=Warning code=80818C00"});
   const std::string pid_file = dir.file("state/hang-5.pid");
   REQUIRE(drive(source, sink, [&] { return std::ifstream(pid_file).good(); }));
   pid_t hung = 0;
@@ -176,27 +211,126 @@ TEST_CASE("command source: failing, hanging and garbled commands are counted; ot
            errors(source, SourceErrorKind::Parse) >= 2;
   }));
   REQUIRE(drive(source, sink, [&] { return ::kill(hung, 0) != 0 && errno == ESRCH; }));
-  CHECK(sink.lines().size() == 1);  // garbage and failures changed nothing
+  // Garbage and failures changed no device's health; they made probes unresponsive.
+  CHECK(health_lines().size() == 1);
+  CHECK(contains(sink.lines(),
+                 "probe: device=6 status=unresponsive failures=3 reason=\"exit "
+                 "status 1: Error: device not found or permission denied\""));
 }
 
-TEST_CASE("command source: over-long output and a missing program are command errors") {
+TEST_CASE("command source: a hung card is unresponsive after N timeouts, then recovers") {
+  CapturedLog log;
+  TempDir dir;
+  use_script(dir, R"({"health": {"5": [{"calls": 2, "behaviour": "hang"}, {"status": "OK"}]}})");
+  CommandSourceConfig c = health_config("5");
+  c.interval = 2s;
+  c.timeout = 2s;
+  c.unresponsive_after = 2;
+  CommandSource source(c);
+  Sink sink;
+
+  const std::string unresponsive =
+      "probe: device=5 status=unresponsive failures=2 reason=\"timed out after 2s\"";
+  REQUIRE(drive(
+      source, sink, [&] { return contains(sink.lines(), unresponsive); }, 60s));
+  CHECK(sink.lines() == Strings{unresponsive});
+  CHECK(probe_up(source, "5") == 0);
+  CHECK(logged(log, {"source npu-health: device 5 failed: timed out after 2s"}) == 1);
+  CHECK(logged(log, {"source npu-health: device 5 unresponsive after 2 failed run(s) in a row",
+                     "timed out after 2s"}) == 1);
+  CHECK(errors(source, SourceErrorKind::Command) == 2);
+  // The chunk names the command that hung, on the device's own stream.
+  CHECK(sink.chunks.back().path == kFakeNpuSmi + " info -t health -i 5 -c 0");
+
+  // The hung child was killed.
+  pid_t hung = 0;
+  std::ifstream(dir.file("state/hang-5.pid")) >> hung;
+  REQUIRE(hung > 0);
+  REQUIRE(drive(source, sink, [&] { return ::kill(hung, 0) != 0 && errno == ESRCH; }));
+
+  // Its third call answers OK: one recovered line, the probe up again.
+  REQUIRE(drive(
+      source, sink, [&] { return sink.lines().size() >= 2; }, 60s));
+  CHECK(sink.lines() == Strings{unresponsive, "probe: device=5 status=OK recovered"});
+  CHECK(probe_up(source, "5") == 1);
+  CHECK(logged(log, {"device 5 answers again after 2 failed run(s)"}) == 1);
+  CHECK(source.probes().size() == 1);  // one per device of the list
+}
+
+TEST_CASE("command source: each failure is logged with its reason, a few a minute per source") {
+  CapturedLog log;
+  TempDir dir;
+  use_script(dir, R"({"health": {
+      "4": [{"behaviour": "truncated", "status": "Warning", "codes": ["80818C00"]}],
+      "6": [{"behaviour": "fail"}],
+      "7": [{"behaviour": "garbage"}]}})");
+  CommandSourceConfig c = health_config("4,6-7");
+  c.interval = 100ms;
+  c.timeout = 10s;
+  c.unresponsive_after = 1;
+  CommandSource source(c);
+  Sink sink;
+  const auto started = std::chrono::steady_clock::now();
+  const auto failures = [&] {
+    return errors(source, SourceErrorKind::Command) + errors(source, SourceErrorKind::Parse);
+  };
+  REQUIRE(drive(
+      source, sink, [&] { return failures() >= 30; }, 120s));
+
+  // The first failure of each card makes it unresponsive (N = 1), with its reason.
+  const std::string fail_reason = "exit status 1: Error: device not found or permission denied";
+  CHECK(contains(sink.lines(),
+                 "probe: device=6 status=unresponsive failures=1 reason=\"" + fail_reason + "\""));
+  CHECK(logged(log, {"device 6 unresponsive", fail_reason}) == 1);
+  CHECK(logged(log, {"device 7 unresponsive", "unparsable output: "}) == 1);
+  CHECK(logged(log, {"device 4 unresponsive", "unparsable output: "}) == 1);
+  CHECK(probe_up(source, "4") == 0);
+  CHECK(probe_up(source, "6") == 0);
+  CHECK(probe_up(source, "7") == 0);
+  CHECK(sink.lines().size() == 3);  // one unresponsive line per card, no health records
+
+  // Later failures: at most kFailureLogsPerMinute lines a minute for the source, not one each.
+  const auto minutes =
+      std::chrono::duration_cast<std::chrono::minutes>(std::chrono::steady_clock::now() - started)
+          .count();
+  const size_t failure_lines = logged(log, {"source npu-health: device ", " failed: "});
+  CHECK(failure_lines >= 1);
+  CHECK(failure_lines <= kFailureLogsPerMinute * static_cast<size_t>(minutes + 1));
+  CHECK(failure_lines < failures());
+}
+
+TEST_CASE("command source: over-long output, a missing program and a signal are failures") {
+  CapturedLog log;
   CommandSourceConfig c;
   c.name = "chatty";
   c.argv = {"/bin/sh", "-c", "while :; do echo 0, 00000000:3B:00.0; done"};
   c.interval = 100ms;
   c.timeout = 10s;
   c.max_output_bytes = 4096;
+  c.unresponsive_after = 1;
   c.parser = CommandParser::NvidiaSmiBus;
   CommandSource chatty(c);
   Sink sink;
-  REQUIRE(drive(chatty, sink, [&] { return errors(chatty, SourceErrorKind::Command) >= 1; }));
-  CHECK(sink.chunks.empty());
+  REQUIRE(drive(chatty, sink, [&] { return !sink.chunks.empty(); }));
+  CHECK(sink.lines() ==
+        Strings{"probe: status=unresponsive failures=1 reason=\"output over 4096 bytes\""});
+  CHECK(probe_up(chatty, "") == 0);
+  CHECK(logged(log, {"source chatty: /bin/sh -c ", "output over 4096 bytes"}) == 1);
 
   c.name = "missing";
-  c.argv = {"/nonexistent/npu-smi", "info"};
+  c.argv = {"/nonexistent/nvidia-smi"};
   CommandSource missing(c);
-  REQUIRE(drive(missing, sink, [&] { return errors(missing, SourceErrorKind::Command) >= 1; }));
+  REQUIRE(drive(missing, sink, [&] { return probe_up(missing, "") == 0; }));
+  CHECK(logged(log, {"source missing: /nonexistent/nvidia-smi unresponsive", "cannot start: "}) ==
+        1);
+  CHECK(errors(missing, SourceErrorKind::Command) >= 1);
   CHECK(missing.running() == 0);
+
+  c.name = "exits";
+  c.argv = {"/bin/sh", "-c", "echo; echo '  nvidia-smi: GPU is lost  '; kill -9 $$"};
+  CommandSource exits(c);
+  REQUIRE(drive(exits, sink, [&] { return probe_up(exits, "") == 0; }));
+  CHECK(logged(log, {"source exits: ", "killed by signal 9: nvidia-smi: GPU is lost"}) == 1);
 }
 
 TEST_CASE("command source: nvidia-smi bus map handed on once, and again when it changes") {
@@ -249,7 +383,7 @@ const char kOk[] =
 
 }  // namespace
 
-TEST_CASE("command source: garbled output keeps the previous state; a refused chunk comes back") {
+TEST_CASE("command source: garbled output keeps the previous state, a refused chunk comes back") {
   TempDir dir;
   const std::string out = dir.write("health.txt", kWarning);
   CommandSourceConfig c;

@@ -42,7 +42,8 @@ TEST_CASE("command source config: the docs/design.md example with its defaults")
   CHECK_FALSE(l.config->discover);
   CHECK(l.config->interval == 10s);
   CHECK(l.config->timeout == 5s);
-  CHECK(l.config->max_output_bytes == 64 * 1024);
+  CHECK(l.config->max_output_bytes == size_t{64} * 1024);
+  CHECK(l.config->unresponsive_after == 3);
   CHECK(l.config->parser == CommandParser::NpuSmiHealth);
 }
 
@@ -54,6 +55,7 @@ argv: [bin/npu-smi, info, -t, health, -i, "{device}"]
 discover: true
 interval: 30s
 max_output_bytes: 2048
+unresponsive_after: 5
 parser: npu_smi_health
 )");
   INFO(l.errors);
@@ -62,6 +64,7 @@ parser: npu_smi_health
   CHECK(l.config->discover);
   CHECK(l.config->timeout == 5s);
   CHECK(l.config->max_output_bytes == 2048);
+  CHECK(l.config->unresponsive_after == 5);
 
   const auto cm = load(
       R"({ name: x, type: command, argv: [kubectl, get, cm, -n, kube-system, -o, json,
@@ -108,4 +111,10 @@ TEST_CASE("command source config: every problem at its position") {
       "max_output_bytes");
   check_error("{ name: a, type: command, argv: [x], parser: npu_smi_health, paths: [a] }",
               "unknown key 'paths'");
+  check_error(
+      "{ name: a, type: command, argv: [x], unresponsive_after: 0, parser: npu_smi_health }",
+      "1:58: 'unresponsive_after' must be an integer from 1 to 1000");
+  check_error(
+      "{ name: a, type: command, argv: [x], unresponsive_after: x, parser: npu_smi_health }",
+      "'unresponsive_after' must be an integer");
 }

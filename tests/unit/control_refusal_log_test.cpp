@@ -1,40 +1,15 @@
 #include <catch2/catch.hpp>
 
-#include <spdlog/sinks/ringbuffer_sink.h>
-#include <spdlog/spdlog.h>
-
 #include <boost/asio.hpp>
 
 #include "daemon/control/refusal_log.hpp"
+#include "tests/support/captured_log.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;
+using faultd::testing::CapturedLog;
 
 namespace {
-
-// Captures what faultd logs while it lives; the previous default logger comes back after.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto logger = std::make_shared<spdlog::logger>("captured", sink_);
-    logger->set_pattern("%v");
-    spdlog::set_default_logger(logger);
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  CapturedLog(const CapturedLog&) = delete;
-  CapturedLog& operator=(const CapturedLog&) = delete;
-
-  std::vector<std::string> lines() const {
-    auto lines = sink_->last_formatted();
-    for (auto& l : lines) l.erase(l.find_last_not_of('\n') + 1);
-    return lines;
-  }
-
- private:
-  std::shared_ptr<spdlog::logger> previous_;
-  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_ =
-      std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
-};
 
 size_t admitted(RefusalLog& log, int refusals) {
   size_t n = 0;
