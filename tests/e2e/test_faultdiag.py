@@ -9,6 +9,7 @@ every entry of the knowledge base loaded, an idle node exposes at most 200 serie
 source's own: the entries' match counters appear at their first match. The catalogues are read from the shared directory
 beside the project; without it the test is skipped, saying so."""
 import json
+import re
 import os
 import subprocess
 
@@ -101,8 +102,9 @@ sources:
 
 
 # Series one node may expose at idle with everything loaded (a fleet of 10,000 nodes pays for
-# each of them 10,000 times).
+# each of them 10,000 times), besides a fixed set per configured source and per inventory device.
 IDLE_SERIES_BUDGET = 200
+PER_DEVICE_SERIES_BUDGET = 8
 
 
 def knowledge_classes(path):
@@ -149,6 +151,8 @@ def test_idle_series_budget(args, check, work):
             os.environ.pop(name)
     wait_for("a health poll", lambda: (metric_value(
         scrape(port), "faultd_source_bytes_total", {"source": "npu-health"}) or 0) > 0)
+    wait_for("the inventory", lambda: metric_value(
+        scrape(port), "faultd_devices_present", {}) == 8)
     text = scrape(port)
     series = [line for line in text.splitlines() if line and not line.startswith("#")]
     loaded = metric_value(text, "faultd_rules_loaded", {})
@@ -156,17 +160,24 @@ def test_idle_series_budget(args, check, work):
     # Each configured source has its own fixed set (lines, bytes, lag, files, each error and
     # rotation kind): counted apart, as the budget is per node plus so many per source.
     per_source = [line for line in series if line.startswith("faultd_source_")]
-    print("# idle: %d series (%d faultd_rule_matches_total, %d of 4 sources) with %d rules "
-          "loaded, %d bytes" % (len(series), len(rules), len(per_source), loaded, len(text)),
+    # Each inventory device has its own fixed set too (state, info, repair, acknowledgement).
+    devices = int(metric_value(text, "faultd_devices_present", {}) or 0)
+    per_device = [line for line in series if re.search(r'[{,]device="[^"]*"', line)]
+    print("# idle: %d series (%d faultd_rule_matches_total, %d of 4 sources, %d of %d devices) "
+          "with %d rules loaded, %d bytes" % (len(series), len(rules), len(per_source),
+                                             len(per_device), devices, loaded, len(text)),
           flush=True)
+    check(len(per_device) <= PER_DEVICE_SERIES_BUDGET * devices,
+          "%d series name a device (at most %d per device)"
+          % (len(per_device), PER_DEVICE_SERIES_BUDGET))
     check(loaded is not None and loaded > 1000, "the knowledge base is loaded (%s rules)" % loaded)
     check(not [r for r in rules if 'rule="faultdiag.' in r],
           "no knowledge-base entry has a series before its first match")
     check(any('rule="ascend.asd.feature-abnormal"} 0' in r for r in rules),
           "the packs' rules are counted from 0")
-    check(len(series) - len(per_source) <= IDLE_SERIES_BUDGET,
-          "%d series at idle besides the sources' (at most %d)"
-          % (len(series) - len(per_source), IDLE_SERIES_BUDGET))
+    rest = len(series) - len(per_source) - len(per_device)
+    check(rest <= IDLE_SERIES_BUDGET, "%d series at idle besides the sources' and the devices' "
+          "(at most %d)" % (rest, IDLE_SERIES_BUDGET))
     check(d.stop() == 0, "faultd stops cleanly")
 
 
