@@ -32,7 +32,7 @@ constexpr int kExitUnavailable = 69;
 void usage(std::ostream& out) {
   out << "usage: faultctl [--socket PATH] [-o json] COMMAND\n"
          "  status                                   devices, sources, rules\n"
-         "  events [--device D] [--since DUR] [--limit N] [--before ID] [--verbose]\n"
+         "  events [--device D] [--job J] [--since DUR] [--limit N] [--before ID] [--verbose]\n"
          "                                           the fault and action journal, newest first\n"
          "                                           (--verbose: with each fault's log line)\n"
          "  isolate DEVICE --reason TEXT             isolate a device (runs the isolate hook)\n"
@@ -56,7 +56,7 @@ struct Args {
   bool json = false;
   std::string command;
   std::vector<std::string> positional;
-  std::string device, since, reason, serial;
+  std::string device, since, reason, serial, job;
   std::string status, kind;  // decode-overflow
   size_t limit = 100;
   bool all = false;
@@ -127,6 +127,7 @@ void print_events(const nlohmann::json& r) {
               << str(f, "rule") << str(f, "file") << ':' << str(f, "line") << '\n';
     // What the rule knows about the fault (e.g. a FaultDiag cause and suggestion), indented
     // under its row so the table stays one row per fault.
+    if (f.contains("job")) std::cout << "        job: " << str(f, "job") << '\n';
     if (f.contains("text")) std::cout << "        line: " << str(f, "text") << '\n';
     if (f.value("recovery", false))
       std::cout << "        recovery: the device reports it recovered\n";
@@ -210,6 +211,8 @@ int parse(int argc, char** argv, Args& a) {
       a.json = true;
     } else if (arg == "--device") {
       if (!value(a.device)) return kExitUsage;
+    } else if (arg == "--job") {
+      if (!value(a.job) || a.job.empty()) return kExitUsage;
     } else if (arg == "--since") {
       if (!value(a.since)) return kExitUsage;
     } else if (arg == "--reason") {
@@ -458,6 +461,7 @@ int run(int argc, char** argv) {
     }
   } else if (a.command == "events") {
     if (!a.device.empty()) request["device"] = a.device;
+    if (!a.job.empty()) request["job"] = a.job;
     if (!a.since.empty()) request["since"] = a.since;
     if (a.before) request["before"] = *a.before;
     request["verbose"] = a.verbose;

@@ -31,6 +31,7 @@ void Matcher::scan(const Chunk& chunk, TimePoint now, std::vector<Finding>& out)
   });
   if (stats.device_refused > 0) refusals_->devices.fetch_add(stats.device_refused);
   if (stats.code_refused > 0) refusals_->codes.fetch_add(stats.code_refused);
+  if (stats.job_refused > 0) refusals_->jobs.fetch_add(stats.job_refused);
   if (stats.source_type_refused > 0) {
     refusals_->source_types.fetch_add(stats.source_type_refused);
   }

@@ -36,6 +36,7 @@ struct Refusals {
   std::atomic<uint64_t> codes{0};    // codes that were not [A-Z0-9._-]{1,32}
   // lines of a rule's form from a source type the rule refuses (a record forged in a log)
   std::atomic<uint64_t> source_types{0};
+  std::atomic<uint64_t> jobs{0};  // job names that failed is_valid_job_id
 };
 
 class Matcher {

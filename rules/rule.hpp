@@ -131,6 +131,7 @@ struct ScanStats {
   uint64_t source_type_refused = 0;  // lines of a rule's form from a source type it refuses
   uint64_t device_refused = 0;  // device values that failed validation (finding kept, no device)
   uint64_t code_refused = 0;    // codes that were not [A-Z0-9._-]{1,32} (finding kept, no code)
+  uint64_t job_refused = 0;     // job names that failed is_valid_job_id (finding kept, no job)
 };
 
 // Per-source matching state that outlives one chunk (multi-line rules' progress per file).

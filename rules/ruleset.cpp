@@ -616,6 +616,18 @@ class Scanner {
     return device_of_pid(message, line_number);
   }
 
+  // The job the line belongs to: the rule's `job` capture, else the source's `job` path field.
+  // A name that fails validation is refused and counted, never shortened into another job.
+  std::string job() {
+    const std::optional<std::string_view> named = field("job");
+    if (!named || named->empty()) return {};
+    if (!is_valid_job_id(*named)) {
+      ++stats_.job_refused;
+      return {};
+    }
+    return std::string(*named);
+  }
+
   // The finding's level: see RuleSpec::level_from.
   template <typename Lookup>
   FaultLevel level_of(const RuleSpec& spec, const std::string& code, Lookup& lookup) const {
@@ -667,6 +679,7 @@ class Scanner {
     f.source = std::string(chunk_.source);
     f.device = std::move(device);
     if (!f.device.empty() && device_from != nullptr) f.device_from = device_from;
+    f.job = job();
     f.code = std::move(code);
     f.level = level;
     f.file = std::string(chunk_.path);

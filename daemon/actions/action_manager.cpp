@@ -92,6 +92,7 @@ HookInput ActionManager::hook_input(const ActionConfig& action, const Finding& f
       {"FAULTD_CODE", fault.code},
       {"FAULTD_LEVEL", std::string(to_string(fault.level))},
       {"FAULTD_FAULT_ID", std::to_string(fault.id)},
+      {"FAULTD_JOB", fault.job},  // empty when the finding names no job
       {"FAULTD_DRY_RUN", settings_.dry_run ? "1" : "0"},
       // 1 for the first run of this action for this fault; more when an earlier run (or a
       // retry after exit 75) started and faultd stopped before it ended: the hook may find

@@ -134,6 +134,8 @@ json page_of(const std::vector<Row>& rows, size_t limit, ToJson&& to_json_row, j
 json events(const CommandContext& c, const json& r) {
   FaultQuery q;
   q.device = r.value("device", "");
+  q.job = r.value("job", "");
+  if (!q.job.empty() && !is_valid_job_id(q.job)) return error("invalid job name");
   if (r.contains("since")) {
     auto d = parse_duration(r.value("since", ""));
     if (!d) return error("since must be a duration such as 30m or 24h");
@@ -160,7 +162,8 @@ json events(const CommandContext& c, const json& r) {
         },
         reply, "next_before");
   }
-  if (r.value("actions", true) && limit > 0) {
+  // Actions are journaled per device, not per job: a job's listing holds its findings only.
+  if (r.value("actions", true) && q.job.empty() && limit > 0) {
     std::optional<int64_t> before;
     if (r.contains("actions_before")) before = r["actions_before"].get<int64_t>();
     reply["actions"] = page_of(

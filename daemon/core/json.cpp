@@ -19,6 +19,7 @@ nlohmann::json to_json(const Finding& f) {
   if (f.id != 0) j["id"] = f.id;
   if (!f.device_from.empty()) j["device_from"] = f.device_from;
   if (!f.serial.empty()) j["serial"] = f.serial;
+  if (!f.job.empty()) j["job"] = f.job;
   // Written only when set, so the output of rules without them does not change.
   if (f.recovery) j["recovery"] = true;
   if (!f.annotations.empty()) {

@@ -36,17 +36,28 @@ bool is_source_type(std::string_view type) {
   return std::find(kSourceTypes.begin(), kSourceTypes.end(), type) != kSourceTypes.end();
 }
 
-bool is_valid_device_id(std::string_view id) {
-  if (id.empty() || id.size() > 64) return false;
+namespace {
+
+// An id that starts with a letter or digit (never an option such as `-sc` in a hook's argv,
+// never `.` or `..` in a path built from it) and holds only those and `extra`.
+bool is_plain_id(std::string_view id, size_t max_size, std::string_view extra) {
+  if (id.empty() || id.size() > max_size) return false;
   auto alnum = [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
   };
-  // Never an option (`-sc`) in a hook's argv, never `.` or `..` in a path built from it.
   if (!alnum(id.front())) return false;
-  for (char c : id) {
-    if (!alnum(c) && c != '.' && c != '_' && c != ':' && c != '-') return false;
-  }
-  return true;
+  return std::all_of(id.begin(), id.end(),
+                     [&](char c) { return alnum(c) || extra.find(c) != std::string_view::npos; });
+}
+
+}  // namespace
+
+bool is_valid_device_id(std::string_view id) { return is_plain_id(id, 64, "._:-"); }
+
+// No component of a namespace/name path starts with a dot either.
+bool is_valid_job_id(std::string_view id) {
+  return is_plain_id(id, 128, "._:/-") && id.find("/.") == std::string_view::npos &&
+         id.back() != '/';
 }
 
 std::optional<Duration> parse_duration(std::string_view text) {

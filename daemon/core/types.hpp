@@ -60,6 +60,11 @@ bool is_source_type(std::string_view type);
 // else taken from a log is refused and counted.
 bool is_valid_device_id(std::string_view id);
 
+// A job name as journaled and handed to hooks: ^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$ with no
+// component starting with a dot and no trailing '/' (Kubernetes namespace/name pairs fit; no
+// blanks, no control bytes, never an option, never a `..` path component).
+bool is_valid_job_id(std::string_view id);
+
 // Identity of a file independent of its path: a rotated file keeps it, a new file with a
 // reused inode does not (the fingerprint is a hash of the first `fingerprint_len` bytes).
 struct FileIdentity {
@@ -122,6 +127,11 @@ struct Finding {
   // The serial (or, without one, the UUID) of the device when the inventory knows it: the card,
   // followed across slots and nodes (`faultctl history --serial`).
   std::string serial;
+  // The training job the line belongs to, when the source says (a `job` path field such as
+  // /var/log/training/<job>/, or the rule's own `job` capture): journaled, shown and handed to
+  // hooks (FAULTD_JOB), never a metric label (it would multiply series). Validated by
+  // is_valid_job_id; empty otherwise.
+  std::string job;
   FaultLevel level = FaultLevel::NotHandleFault;
   std::string code;  // e.g. 80818C00; empty when none
   std::string file;

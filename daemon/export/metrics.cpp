@@ -125,6 +125,8 @@ class Metrics::DeviceStates final : public pm::Collectable {
       refused.metric.push_back(sample({{"field", "source_type"}},
                                       static_cast<double>(refusals->source_types.load()),
                                       pm::MetricType::Counter));
+      refused.metric.push_back(sample(
+          {{"field", "job"}}, static_cast<double>(refusals->jobs.load()), pm::MetricType::Counter));
     }
     return {std::move(f), std::move(repair), std::move(acked), std::move(refused),
             incident_starts(devices, *codes_)};

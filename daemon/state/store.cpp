@@ -209,8 +209,9 @@ void migrate_to_v5(sqlite3* db, const std::string& path) {
                path, "migrate to schema 5");
 }
 
-// Version 6: the node's inventory (daemon/state/inventory.hpp), and the serial of the device a
-// finding names, so a card is followed across slots and nodes. Lists are space-separated.
+// Version 6: the node's inventory (daemon/state/inventory.hpp), the serial of the device a
+// finding names, so a card is followed across slots and nodes, and the job a finding belongs
+// to. Lists are space-separated.
 void migrate_to_v6(sqlite3* db, const std::string& path) {
   sqlite::exec(db, R"sql(
     CREATE TABLE inventory (
@@ -230,6 +231,8 @@ void migrate_to_v6(sqlite3* db, const std::string& path) {
     );
     ALTER TABLE faults ADD COLUMN serial TEXT NOT NULL DEFAULT '';
     CREATE INDEX faults_by_serial ON faults (serial, time_ms) WHERE serial != '';
+    ALTER TABLE faults ADD COLUMN job TEXT NOT NULL DEFAULT '';
+    CREATE INDEX faults_by_job ON faults (job, time_ms) WHERE job != '';
   )sql",
                path, "migrate to schema 6");
 }
@@ -246,7 +249,7 @@ static_assert(kMigrations.size() == Store::kSchemaVersion,
 constexpr const char* kFaultColumns =
     "id, time_ms, noticed_ms, rule, source, device, level, code, file, line, file_offset, "
     "file_dev, file_ino, fingerprint, fingerprint_len, text, recovery, annotations, device_from, "
-    "file_generation, serial";
+    "file_generation, serial, job";
 constexpr const char* kTransitionColumns =
     "device, from_state, to_state, reason, fault_id, level, rule, code, time_ms";
 constexpr const char* kActionColumns =
@@ -319,6 +322,7 @@ Finding read_finding(const Statement& s, const std::string& path) {
   f.annotations = annotations_from_json(s.text(17));
   f.device_from = s.text(18);
   f.serial = s.text(20);
+  f.job = s.text(21);
   f.identity.generation = s.u64(19);
   return f;
 }
@@ -555,9 +559,9 @@ bool Store::Txn::insert_finding(Finding& f) {
       StatementScope ins(Cache::get(s.cache_->insert_fault, s.db_, R"sql(
         INSERT OR IGNORE INTO faults (time_ms, noticed_ms, rule, source, device, level, code,
           file, line, file_offset, file_dev, file_ino, fingerprint, fingerprint_len, text,
-          recovery, annotations, device_from, file_generation, serial)
+          recovery, annotations, device_from, file_generation, serial, job)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-          ?19, ?20)
+          ?19, ?20, ?21)
       )sql",
                                     s.path_, "insert finding"));
       ins->bind_int(1, to_unix_ms(f.time));
@@ -579,6 +583,7 @@ bool Store::Txn::insert_finding(Finding& f) {
       ins->bind_text(18, f.device_from);
       ins->bind_u64(19, f.identity.generation);
       ins->bind_text(20, f.serial);
+      ins->bind_text(21, f.job);
       ins->run();
       if (sqlite3_changes(s.db_) == 1) {
         f.id = sqlite3_last_insert_rowid(s.db_);
@@ -926,6 +931,7 @@ std::vector<Finding> Store::query_faults(const FaultQuery& q) const {
   std::string sql = std::string("SELECT ") + kFaultColumns + " FROM faults WHERE 1";
   if (!q.device.empty()) sql += " AND device = ?1";
   if (!q.serial.empty()) sql += " AND serial = ?5";
+  if (!q.job.empty()) sql += " AND job = ?6";
   if (q.since) sql += " AND time_ms >= ?2";
   // The page after a fault: the same order, keyed by (time, id) so that equal times page too.
   if (q.before_id) sql += " AND (time_ms, id) < ((SELECT time_ms FROM faults WHERE id = ?4), ?4)";
@@ -936,6 +942,7 @@ std::vector<Finding> Store::query_faults(const FaultQuery& q) const {
   s.bind_int(3, sql_limit(q.limit));
   if (q.before_id) s.bind_int(4, *q.before_id);
   if (!q.serial.empty()) s.bind_text(5, q.serial);
+  if (!q.job.empty()) s.bind_text(6, q.job);
   std::vector<Finding> out;
   while (s.step()) out.push_back(read_finding(s, path_));
   return out;

@@ -49,6 +49,7 @@ class StoreError : public std::runtime_error {
 struct FaultQuery {
   std::string device;              // empty: all devices
   std::string serial;              // empty: any; else only findings on the card with this serial
+  std::string job;                 // empty: any; else only findings of this job
   std::optional<TimePoint> since;  // only faults at or after
   // Only faults after this one in the newest-first order (the next page); the fault must exist.
   std::optional<int64_t> before_id;

@@ -64,7 +64,8 @@ def read_env(path):
 
 def run(args, check, work):
     logs = os.path.join(work, "logs")
-    dev3 = os.path.join(logs, "device-3")
+    # The job's logs are in a directory of its own name: its findings carry the job.
+    dev3 = os.path.join(logs, "pretrain-llama-7b", "device-3")
     plog_dir = os.path.join(logs, "plog")
     os.makedirs(dev3)
     os.makedirs(plog_dir)
@@ -89,8 +90,8 @@ metrics: {{ listen: "127.0.0.1:{port}" }}
 control: {{ socket: {work}/control.sock, group: "" }}
 include: ["{rules}/*.yaml"]
 sources:
-  - {{ name: device-log, type: file, paths: ["{logs}/device-*/device-*.log"],
-      path_fields: 'device-(?P<device>\\d+)/', start_at: end }}
+  - {{ name: device-log, type: file, paths: ["{logs}/*/device-*/device-*.log"],
+      path_fields: '/(?P<job>[^/]+)/device-(?P<device>\\d+)/', start_at: end }}
   - {{ name: plog, type: file, paths: ["{logs}/plog/plog-*.log"], start_at: end }}
 actions:
   isolate: {{ argv: [{hook}, {hooks_out}, {release}], timeout: 60s }}
@@ -139,7 +140,7 @@ actions:
     expected = {"FAULTD_ACTION": "isolate", "FAULTD_NODE": "e2e-node", "FAULTD_DEVICE": "3",
                 "FAULTD_RULE": "ascend.asd.silent-check-l1", "FAULTD_CODE": "80818C00",
                 "FAULTD_LEVEL": "SeparateNPU", "FAULTD_DRY_RUN": "0",
-                "FAULTD_ATTEMPT": "1"}
+                "FAULTD_ATTEMPT": "1", "FAULTD_JOB": "pretrain-llama-7b"}
     for k, v in expected.items():
         check(env.get(k) == v, "hook env %s=%s (got %r)" % (k, v, env.get(k)))
     check(env.get("FAULTD_FAULT_ID", "").isdigit(), "hook env has a numeric FAULTD_FAULT_ID")
@@ -151,6 +152,15 @@ actions:
     check(fault.get("device") == "3" and fault.get("rule") == "ascend.asd.silent-check-l1",
           "hook stdin holds the fault as JSON")
     check("ComputeL1Error" in fault.get("text", ""), "hook stdin carries the evidence line")
+    check(fault.get("job") == "pretrain-llama-7b", "hook stdin names the job (got %r)"
+          % fault.get("job"))
+    by_job = d.ctl_json("events", "--job", "pretrain-llama-7b")["faults"]
+    check([f["rule"] for f in by_job] == ["ascend.asd.silent-check-l1"]
+          and by_job[0].get("job") == "pretrain-llama-7b",
+          "faultctl events --job lists the job's finding (got %s)" % by_job)
+    check(d.ctl_json("events", "--job", "another-job")["faults"] == [],
+          "faultctl events --job of another job lists none")
+    check("job: pretrain-llama-7b" in d.ctl("events").stdout, "faultctl events shows the job")
     check(fault.get("line") == 104, "hook stdin names the line number (got %r)" % fault.get("line"))
     check(len(runs(hooks_out)) == 1, "resume waits until isolate succeeded")
 

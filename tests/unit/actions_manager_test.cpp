@@ -270,7 +270,9 @@ TEST_CASE(
   CHECK(args == std::vector<std::string>{dump});  // the configured argv, nothing from the log
   CHECK(env_names == std::set<std::string>{"PATH", "FAULTD_ACTION", "FAULTD_NODE", "FAULTD_DEVICE",
                                            "FAULTD_RULE", "FAULTD_CODE", "FAULTD_LEVEL",
-                                           "FAULTD_FAULT_ID", "FAULTD_DRY_RUN", "FAULTD_ATTEMPT"});
+                                           "FAULTD_FAULT_ID", "FAULTD_DRY_RUN", "FAULTD_ATTEMPT",
+                                           "FAULTD_JOB"});
+  CHECK(env_lines.count("FAULTD_JOB=") == 1);       // the finding names no job
   CHECK(env_lines.count("FAULTD_ATTEMPT=1") == 1);  // the first run of this action
   CHECK_THAT(stdin_text, Catch::Contains("$(touch " + marker + ")"));  // the evidence, as data
   CHECK_FALSE(std::filesystem::exists(marker));                        // no shell ever saw it

@@ -190,6 +190,38 @@ TEST_CASE("engine: a device that is not a valid id is refused and counted", "[ru
   CHECK(s.stats.device_refused == 2);
 }
 
+TEST_CASE(
+    "engine: the job comes from the rule's capture, else the path field; a bad one is refused",
+    "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: r
+    match: { any: "failed", regex: '(?:job=(?P<job>\S+) )?failed' }
+    fault: { level: SubHealthFault }
+)");
+  const Fields path_fields = {{"job", "ns1/pretrain-7b"}};
+  const auto s = scan(*set,
+                      "failed\n"                  // the path's job
+                      "job=finetune.v2 failed\n"  // the line's own
+                      "job=-rf failed\n"          // an option: refused, not the path's
+                      "job=a/../b failed\n"       // a `..` component
+                      "job=" +
+                          std::string(129, 'j') + " failed\n",
+                      "x", &path_fields);
+  REQUIRE(s.findings.size() == 5);
+  CHECK(s.findings[0].job == "ns1/pretrain-7b");
+  CHECK(s.findings[1].job == "finetune.v2");
+  CHECK(s.findings[2].job == "");
+  CHECK(s.findings[3].job == "");
+  CHECK(s.findings[4].job == "");
+  CHECK(s.findings[4].level == FaultLevel::SubHealthFault);  // the finding itself is kept
+  CHECK(s.stats.job_refused == 3);
+  // No path field and no capture: no job, nothing refused.
+  const auto none = scan(*set, "failed\n");
+  REQUIRE(none.findings.size() == 1);
+  CHECK(none.findings[0].job == "");
+  CHECK(none.stats.job_refused == 0);
+}
+
 TEST_CASE("engine: codes are upper-cased and their level comes from the catalogue",
           "[rules][engine]") {
   CodeLevels levels;

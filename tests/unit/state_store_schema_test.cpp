@@ -65,12 +65,14 @@ std::string garbage(size_t n) {
   return out;
 }
 
-// Turns a current file into the schema 5 layout: no inventory, no serial on faults.
+// Turns a current file into the schema 5 layout: no inventory, no serial or job on faults.
 void downgrade_to_v5(RawDb& raw) {
   raw.exec(R"sql(
     DROP TABLE inventory;
     DROP INDEX faults_by_serial;
     ALTER TABLE faults DROP COLUMN serial;
+    DROP INDEX faults_by_job;
+    ALTER TABLE faults DROP COLUMN job;
     PRAGMA user_version = 5;
   )sql");
 }

@@ -34,6 +34,7 @@ void check_same(const Finding& got, const Finding& want) {
   CHECK(got.text == want.text);
   CHECK(got.time == want.time);
   CHECK(got.noticed == want.noticed);
+  CHECK(got.job == want.job);
 }
 
 void check_same(const Transition& got, const Transition& want) {
@@ -102,6 +103,7 @@ TEST_CASE("a finding round-trips every field, its text bytes untouched", "[state
   f.noticed = at_ms(1'760'000'000'456);
   f.device = "";  // unknown device
   f.code = "";
+  f.job = "kubeflow/llama-70b-pretrain";
 
   {
     Store::Txn txn(store);
@@ -472,6 +474,33 @@ TEST_CASE("fault queries filter by device and time, newest first, limited", "[st
   FaultQuery nobody;
   nobody.device = "npu-7";
   CHECK(store.query_faults(nobody).empty());
+}
+
+TEST_CASE("fault queries filter by job", "[state][store]") {
+  TempDir dir;
+  Store store(dir.file("state.db"));
+  {
+    Store::Txn txn(store);
+    const struct {
+      uint64_t offset;
+      const char* job;
+    } rows[] = {{10, "job-a"}, {20, ""}, {30, "job-b"}, {40, "job-a"}};
+    for (const auto& r : rows) {
+      Finding f = sample_finding(r.offset, "npu-0", 1000 + static_cast<int64_t>(r.offset));
+      f.job = r.job;
+      REQUIRE(txn.insert_finding(f));
+    }
+    txn.commit();
+  }
+  FaultQuery a;
+  a.job = "job-a";
+  CHECK(offsets(store.query_faults(a)) == std::vector<uint64_t>{40, 10});
+  a.device = "npu-1";
+  CHECK(store.query_faults(a).empty());
+  FaultQuery none;
+  none.job = "job-c";
+  CHECK(store.query_faults(none).empty());
+  CHECK(offsets(store.query_faults({})) == std::vector<uint64_t>{40, 30, 20, 10});
 }
 
 TEST_CASE("state survives closing and reopening the store", "[state][store]") {
