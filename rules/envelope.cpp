@@ -147,6 +147,21 @@ size_t syslog_prefix(std::string_view line, Envelope& env) {
   return subs[0].size();
 }
 
+// ---- a log collector's or a launcher's bare time: " 2025-02-18 12:54 ", "2025-02-18 12:54:03,422
+// ",
+// "[2025-02-18 12:54:03.422] ", "2025-02-18T12:54:03.422+08:00 ": a date and at least hours and
+// minutes, then blanks; what follows (never nothing) is the message.
+size_t timestamp_prefix(std::string_view line) {
+  static const RE2 re(
+      R"(^[ \t]*(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?\]|\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?) +)");
+  re2::StringPiece match;
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::ANCHOR_START,
+                &match, 1)) {
+    return 0;
+  }
+  return match.size() < line.size() ? match.size() : 0;
+}
+
 // ---- the kernel's own timestamp: "[ 1126.635824] " or "<4>[ 1126.635824] "
 size_t kernel_time_prefix(std::string_view line) {
   size_t i = 0;
@@ -287,6 +302,7 @@ void unwrap(std::string_view line, Envelope& env) {
     size_t n = cri_prefix(m, env);
     if (n == 0) n = syslog_prefix(m, env);
     if (n == 0) n = kernel_time_prefix(m);
+    if (n == 0) n = timestamp_prefix(m);
     if (n == 0) {
       const std::string_view rest = skip_blanks(m);
       const size_t k = launcher_prefix(rest, &env);
@@ -351,8 +367,15 @@ std::string_view line_device(std::string_view line) {
   if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), nccl, &dev)) {
     return {dev.data(), dev.size()};
   }
+  // A PCI address after "GPU" ("The NVIDIA GPU 0000:b3:00.0", "GPU 00000000:3B:00.0") is the
+  // device's bus id, not a device numbered by its domain.
+  static const RE2 bus(
+      R"(\bGPU\s+(?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\b)");
+  if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), bus, &dev)) {
+    return {dev.data(), dev.size()};
+  }
   static const RE2 re(
-      R"((?:\bdevice_id(?:=|:\s*)|\bdeviceId\[|\bdevId[:=]?\s*|\bcudaDev\s|\bdevice\s+ordinal\s+|\bdevid=|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\bDevice(?::\s*|\s)|\bdevice(?:\s+is)?\s+|\(device=|\bNPU\s|\bchipId:|\bGPU[\s=:]|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.]|\.(?:\D|$)|$))");
+      R"((?:\bdevice_id(?:=|:\s*)|\bdeviceId(?:\[|[:=]\s*)|\bdevId[:=]?\s*|\bcudaDev\s|\bdevice\s+ordinal\s+|\bdevid=|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\bDevice(?::\s*|\s)|\bdevice(?:\s+is)?\s+|\(device=|\bNPU\s|\bchipId:|\bGPU[\s=:]|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.:]|\.(?:\D|$)|:(?:[^\dA-Fa-f]|$)|$))");
   re2::StringPiece subs[2];
   if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, subs,
                 2)) {

@@ -10,6 +10,8 @@
 //   - the CRI format of /var/log/pods: "2024-01-01T00:00:00.123456789Z stderr F ";
 //   - syslog and journald prefixes: "Jan  2 03:04:05 host ident[pid]: ", the same with an
 //     RFC 3339 time, and the kernel's own "[ 1126.635824] " or "<4>[ 1126.635824] ";
+//   - a bare date and time that a collector or launcher put first: " 2025-02-18 12:54 ",
+//     "2025-02-18 12:54:03,422 ", "[2025-02-18 12:54:03.422] ";
 //   - `grep -rn` output of a collected log bundle: "device-2/device-305322_1.log:1859:" (the
 //     path must look like a log file or lie in a directory);
 //   - launcher prefixes: torchrun "[rank3]: " and "[default3]:", "rank3: ", Ray and vLLM
@@ -59,9 +61,11 @@ std::string_view line_pid(std::string_view line);
 // NCCL's "host:pid:tid [N] " prefix, device_id=N, device_id: N, deviceId[N], devId N, devId=N,
 // devid=N, [devid-N], cudaDev N, device ordinal N, device(N), device(chipId:N), Device N,
 // Device:N, Device[N], device[N], DEVICE[N], device N, device is N, (device=N, NPU N, chipId:N,
-// GPU N, GPU=N, GPU:N, cuda:N, logicDevId[N], deviceLogicId[N] or =N. An id is 1 to 4 digits
-// not followed by more digits or by a decimal point and a digit (an IP address, "Device 1.5
-// GiB"). The first spelling in the line wins. Empty when the line names none.
+// GPU N, GPU=N, GPU:N, cuda:N, logicDevId[N], deviceLogicId[N] or =N, deviceId:N. An id is 1
+// to 4 digits not followed by more digits, by a decimal point and a digit (an IP address,
+// "Device 1.5 GiB") or by a colon and a hex digit (a PCI address). A PCI address after "GPU"
+// ("The NVIDIA GPU 0000:b3:00.0") is the bus id itself. The first spelling in the line wins.
+// Empty when the line names none.
 std::string_view line_device(std::string_view line);
 
 // The device a collected file's path names: a "device-N/" directory. Empty when none.

@@ -75,20 +75,22 @@ std::vector<std::vector<std::string>> get_groups(const YAML::Node& map, const ch
 }
 
 void parse_match(const YAML::Node& match, RuleSpec& spec, const Ctx& ctx) {
-  if (!yaml::check_map(match, "match",
-                       {"any", "all", "any_of", "lines", "max_lines", "regex", "level", "fields"},
-                       ctx)) {
+  if (!yaml::check_map(
+          match, "match",
+          {"any", "all", "any_of", "none", "lines", "max_lines", "regex", "level", "fields"},
+          ctx)) {
     return;
   }
   spec.any = get_items(match, "any", ctx);
   spec.all = get_items(match, "all", ctx);
+  spec.none = get_items(match, "none", ctx);
   spec.any_of = get_groups(match, "any_of", ctx);
   spec.lines = get_groups(match, "lines", ctx);
   if (auto n = yaml::get_int(match, "max_lines", ctx, 1, rules::kMaxMultiLineWindow)) {
     spec.max_lines = static_cast<uint32_t>(*n);
   }
   if (!absent(match["lines"])) {
-    for (const char* other : {"any", "all", "any_of", "regex", "level", "fields"}) {
+    for (const char* other : {"any", "all", "any_of", "none", "regex", "level", "fields"}) {
       if (!absent(match[other])) {
         ctx.error(match[other], std::string("'") + other +
                                     "' cannot be combined with 'lines' (a multi-line rule "

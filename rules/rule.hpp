@@ -70,6 +70,9 @@ struct RuleSpec {
   std::vector<std::string> source_types;
   std::vector<std::string> any;  // at least one must occur (substring, case-sensitive)
   std::vector<std::string> all;  // every one must occur
+  // None may occur: the words that turn a failure into an attempt that goes on (", retrying")
+  // are said once here instead of as a negative lookahead RE2 cannot express.
+  std::vector<std::string> none;
   // OR of ANDs: every string of at least one alternative must occur.
   std::vector<std::vector<std::string>> any_of;
   // Multi-line: each entry's strings must all occur on one line, every entry within max_lines.

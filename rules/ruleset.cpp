@@ -250,6 +250,7 @@ std::string canonical_form(const std::vector<CompiledRule>& rules) {
     put_list(out, "sources", s->sources);
     put_list(out, "any", s->any);
     put_list(out, "all", s->all);
+    put_list(out, "none", s->none);
     put(out, "regex", s->regex);
     if (s->step_fields) put(out, "fields", "step");
     put_list(out, "level", s->levels);
@@ -519,6 +520,10 @@ class Scanner {
       return false;
     }
     if (!contains_all(line, spec.all)) return false;
+    if (std::any_of(spec.none.begin(), spec.none.end(),
+                    [&](const auto& s) { return contains(line, s); })) {
+      return false;
+    }
     if (!spec.any_of.empty() &&
         std::none_of(spec.any_of.begin(), spec.any_of.end(),
                      [&](const auto& group) { return contains_all(line, group); })) {

@@ -211,6 +211,15 @@ void read_step_fields(std::string_view line, StepFields& out) {
       (skipping || named("scale") || named("scale_from"))) {
     out.emplace_back("overflow", overflow_word);
   }
+  // Megatron's training_log prints a loss only when its average over the interval is above 0
+  // (`if avg > 0.0`): a NaN loss is left out, and so is that of an interval whose iterations
+  // were all skipped (nothing averaged). So its iteration line (the one that counts NaN
+  // iterations) with no loss and no skipped iteration had a NaN loss.
+  if (named("nan_iterations") && !named("loss")) {
+    const auto skipped = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                                      [](const auto& f) { return f.first == "overflow"; });
+    if (skipped != out.end() && skipped->second == "0") out.emplace_back("loss", "nan");
+  }
 }
 
 }  // namespace faultd

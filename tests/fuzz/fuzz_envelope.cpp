@@ -1,12 +1,14 @@
 // Fuzzes the envelope recognisers and the device and process spellings (rules/envelope.hpp), and
 // the step-line tokenizer (rules/step_fields.hpp): whatever a log writer puts on a line,
 // unwrapping ends, the message is a part of the line (or of its decoded form, never longer than
-// the line), an id found is digits within the line, and every step field is a known name with a
-// non-empty value within the line, each name at most once.
+// the line), an id found is digits (or, for a GPU, a PCI address) within the line and a valid
+// device id, and every step field is a known name with a non-empty value within the line (or the
+// NaN loss of a Megatron line that prints none), each name at most once.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "daemon/core/types.hpp"
 #include "rules/envelope.hpp"
 #include "rules/step_fields.hpp"
 #include "tests/support/fuzz_support.hpp"
@@ -38,15 +40,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FAULTD_FUZZ_CHECK(env.message.size() <= line.size());
   const std::string_view level = line_level(env.message);
   FAULTD_FUZZ_CHECK(within(level, env.message));
-  for (std::string_view id : {line_device(line), torch_npu_device(line), line_pid(line)}) {
+  for (std::string_view id : {torch_npu_device(line), line_pid(line)}) {
     FAULTD_FUZZ_CHECK(within(id, line) && digits(id));
   }
+  const std::string_view device = line_device(line);
+  FAULTD_FUZZ_CHECK(within(device, line) &&
+                    (device.empty() || digits(device) || is_valid_device_id(device)));
   FAULTD_FUZZ_CHECK(digits(path_device(env.path)));
   StepFields fields;
   read_step_fields(line, fields);
   FAULTD_FUZZ_CHECK(fields.size() <= 8);
   for (const auto& [name, value] : fields) {
-    FAULTD_FUZZ_CHECK(!value.empty() && within(value, line));
+    FAULTD_FUZZ_CHECK(!value.empty() &&
+                      (within(value, line) || (name == "loss" && value == "nan")));
     FAULTD_FUZZ_CHECK(name == "step" || name == "loss" || name == "grad_norm" || name == "scale" ||
                       name == "scale_from" || name == "overflow" || name == "nan_iterations" ||
                       name == "step_time");

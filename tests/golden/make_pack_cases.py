@@ -1078,8 +1078,8 @@ write_case_rec(
              'got fault:deviceswitch.SwitchFaultEvent{EventType:0x4, FaultID:0xf1ff09, '
              'AssembledFaultCode:"[0x00f1ff09,155912,npu,na]", Assertion:0x0}',
          [rec(SWR, "", "00F1FF09")]),
-        none("Allocate failed due to no healthy devices present; cannot allocate unhealthy "
-             "devices huawei.com/Ascend910B4-1"),
+        ("Allocate failed due to no healthy devices present; cannot allocate unhealthy "
+         "devices huawei.com/Ascend910B4-1", [("kubelet.unhealthy-devices", "", SUB, "")]),
         none("Warning   BackOff   pod/train-0   Back-off restarting failed container, device "
              "fault, nodeName:k8smaster"),
     ],
@@ -1096,7 +1096,8 @@ another card; a switch notice (Assertion:0x2) and a switch recovery (Assertion:0
 of a k8s event is cardID (the card npu-smi -i takes); its own faultLevelName is its level (the
 Notice's NotHandleFault too). A switch event names a switch port, not an NPU: no device; the
 golden run loads no catalogue, so its level is the rule's default_level, SubHealthFault.
-Look-alikes: kubelet's unhealthy-device message (quoted, §6), another event with the phrase.""")
+kubelet's unhealthy-device message (quoted, §6) names a resource, not a device: a warning of the
+node with no device. Look-alike: another event with the phrase.""")
 
 write_case(
     "ascend-noded-events", "noded", "/var/log/mindx-dl/noded/noded.log", None,
@@ -1807,6 +1808,20 @@ write_case("nvidia-training", "training", "/var/log/training/job-14/rank-3.log",
         none("node-7:2345:2370 [3] NCCL INFO misc/socket.cc:484 -> 6 (ncclRemoteError)"),
         none("node-7:2345:2370 [3] NCCL WARN socketStartConnect: Connect to 10.0.0.2<43521> failed : Connection refused, retrying"),
         none("node-7:2345:2370 [3] NCCL WARN Bootstrap : no socket interface found"),
+        # Quoted (NVIDIA/nccl#1653, #1283, #1610, #1618; hiyouga/LlamaFactory#3698): NCCL's own
+        # CUDA failures, its service threads, a connect that NCCL gives up on and one it retries
+        # (the retry is announced on the next line), a communicator set-up timeout.
+        ("DESKTOP-1CE5APL:1689:2800 [0] include/alloc.h:112 NCCL WARN Cuda failure 999 'unknown error'",
+         [(UNK, "0", SUB, "")]),
+        ("(train_rft pid=2657296) 2024-05-11 14:10:52.227 n176-080-198:2657296:2658232 [0] include/alloc.h:102 NCCL WARN Cuda failure 1 'invalid argument'",
+         [("nvidia.nccl.cuda-failure", "0", NOT, "")]),
+        none(" 2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:173:3266 [0] proxy.cc:1458 NCCL WARN [Service thread] Accept failed Resource temporarily unavailable"),
+        none(" 2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:173:3266 [0] proxy.cc:1521 NCCL WARN [Proxy Service 0] Failed to execute operation Close from rank 0, retcode 3"),
+        ("rank_604.s12gn3064.4031852.log:[0604/1024][2025-02-16 22:31:34,422] [misc/socket.cc:586] [s12gn3064:pid=3942408] NCCL WARN socketPollConnect poll() returned 1, no POLLOUT events",
+         [(NCN, "", RBUS, "")]),
+        none("[03/16][2025-02-25 15:46:48,389] [misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN socketPollConnect poll() failed, ret 1, error Connection timed out, revents 8, connect to 172.16.30.229:39953"),
+        ("torch.distributed.DistBackendError: [4] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",
+         [("nvidia.nccl.setup-timeout", "", RBUS, "")]),
     ], rng),
     note="""
 CUDA and NCCL failures as a PyTorch training job prints them (etc/faultd/rules.d/
@@ -1825,7 +1840,12 @@ is a rank. Levels: the application's errors are recorded, a launch failure (CUBL
 failure is one) and every NCCL failure are job-level, an unknown error is a warning, uncorrectable ECC and NVLink errors reset
 the GPU. Look-alikes: the advice lines that follow a CUDA error, NCCL's invalid usage (the
 application's), a result name inside an NCCL INFO line, a socket WARN that goes on retrying, a
-missing socket interface (configuration).""")
+missing socket interface (configuration). Quoted from public issue threads (tests/corpus/
+expected.tsv gives each): NCCL's "Cuda failure" WARNs (NVIDIA/nccl#1653, #1283), its proxy and
+service threads' teardown warnings behind a collector's time (#1610: look-alikes, which fault
+classifiers of the field list as benign), a connect given up on with "no POLLOUT
+events" in grep output and one NCCL retries (#1618), PyTorch's NCCL communicator set-up timeout
+(hiyouga/LlamaFactory#3698).""")
 
 
 write_case("nvidia-gpu-lost", "dmesg", "/var/log/syslog", None,

@@ -46,6 +46,20 @@ TEST_CASE("line_level: the first [WORD] at the start of the line", "[rules][engi
   CHECK(line_level("[INFO] - INFO - step") == "INFO");
 }
 
+TEST_CASE("engine: none refuses a line that holds one of its strings", "[rules][engine]") {
+  const auto set = build(R"(rules:
+  - id: gave-up
+    match: { any: "connect failed", none: [", retrying", "error Connection refused"] }
+)");
+  const auto s = scan(*set,
+                      "connect failed: timed out\n"                            // 1
+                      "connect failed: timed out, retrying\n"                  // 2: goes on
+                      "connect failed, error Connection refused, revents 8\n"  // 3: goes on
+                      "[rank1]: connect failed, retrying\n"  // 4: behind an envelope
+                      "connect failed after 35 tries\n");    // 5
+  CHECK(rules_of(s) == Strings{"gave-up@1", "gave-up@5"});
+}
+
 TEST_CASE("engine: any needs one of its strings, all needs every one", "[rules][engine]") {
   const auto set = build(R"(rules:
   - id: any

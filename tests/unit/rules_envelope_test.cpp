@@ -25,8 +25,8 @@ TEST_CASE("envelope: the CRI format of /var/log/pods", "[rules][envelope]") {
   CHECK(env.stream == "stderr");
   CHECK(line_level(env.message) == "ERROR");
   CHECK(message_of("2024-01-01T00:00:00+08:00 stdout P partial") == "partial");
-  // Not CRI: a timestamp followed by anything else stays.
-  CHECK(message_of("2024-01-01T00:00:00Z stdout X text") == "2024-01-01T00:00:00Z stdout X text");
+  // Not CRI: only the time is taken off a time followed by anything else.
+  CHECK(message_of("2024-01-01T00:00:00Z stdout X text") == "stdout X text");
 }
 
 TEST_CASE("envelope: docker json-file lines are decoded", "[rules][envelope]") {
@@ -53,6 +53,28 @@ TEST_CASE("envelope: syslog, journald and kernel prefixes", "[rules][envelope]")
   CHECK(env.pid == "4711");
   CHECK(message_of("<4>[   12.5] NVRM: GPU at PCI:0000:01:00: GPU has fallen off the bus.") ==
         "NVRM: GPU at PCI:0000:01:00: GPU has fallen off the bus.");
+}
+
+TEST_CASE("envelope: a bare date and time put first by a collector or launcher",
+          "[rules][envelope]") {
+  // NVIDIA/nccl issue threads: a collector's minute-resolution time before NCCL's own prefix,
+  // which then gives the warning process's device.
+  Envelope env;
+  unwrap(" 2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:173:3266 [0] proxy.cc:1458 NCCL WARN x", env);
+  CHECK(env.message == "ncivki7qpk7pmo1btv0h0:173:3266 [0] proxy.cc:1458 NCCL WARN x");
+  CHECK(line_device(env.message) == "0");
+  CHECK(message_of("2024-05-11 14:10:52.227 n176:2657296:2658232 [1] NCCL WARN y") ==
+        "n176:2657296:2658232 [1] NCCL WARN y");
+  CHECK(message_of("[2025-02-16 22:31:34,422] [ERROR] z") == "[ERROR] z");
+  CHECK(message_of("2025-02-16T22:31:34.422+08:00 [rank3]: RuntimeError: w") == "RuntimeError: w");
+  // Python logging's time is taken off; what follows it is the message.
+  CHECK(message_of("2024-01-01 12:00:00,123 - INFO - step 3") == "- INFO - step 3");
+  // Not a time: a date alone, a time without its date, a time that is the whole line, and a
+  // bracket opened and not closed.
+  CHECK(message_of("2025-02-18 failed") == "2025-02-18 failed");
+  CHECK(message_of("12:54:03 failed") == "12:54:03 failed");
+  CHECK(message_of("2025-02-18 12:54 ") == "2025-02-18 12:54 ");
+  CHECK(message_of("[2025-02-18 12:54:03 failed") == "[2025-02-18 12:54:03 failed");
 }
 
 TEST_CASE("envelope: grep -rn output names the collected file", "[rules][envelope]") {
@@ -134,6 +156,12 @@ TEST_CASE("device spellings and process ids on a line", "[rules][envelope]") {
   CHECK(line_device("deviceType[4], logicDevId[11]") == "11");
   CHECK(line_device("userRankId[3], deviceLogicId[0]") == "0");
   CHECK(line_device("logicDevId[-1]") == "");
+  CHECK(line_device("[WARN] exception_cb deviceId:0 streamId:8 taskId:1275 failed:500002") == "0");
+  // A PCI address is a bus id, never a device numbered by its domain (NVIDIA/NVSentinel#155).
+  CHECK(line_device("NVRM: The NVIDIA GPU 0000:b3:00.0") == "0000:b3:00.0");
+  CHECK(line_device("GPU 00000000:3B:00.0: Detected Critical Xid Error") == "00000000:3B:00.0");
+  CHECK(line_device("on device 0000:3b:00") == "");
+  CHECK(line_device("GPU 1: NVIDIA A100-SXM4-80GB") == "1");
   CHECK(line_pid("[ERROR] RUNTIME(150840,python):2021-09-14 x") == "150840");
   CHECK(line_pid("EE9999: [PID: 1234] 2024-01-01") == "1234");
   CHECK(line_pid("ERR00100 PTA call acl api failed (PID:13075, Device:0, RankID:8)") == "13075");

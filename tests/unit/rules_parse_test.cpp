@@ -117,9 +117,9 @@ TEST_CASE("parse: unknown keys are reported where they are", "[rules][parse]") {
   - id: a
     match:
       any: x
-      none: y
+      never: y
 )",
-                    "t.yaml:5:7: unknown key 'none' in match");
+                    "t.yaml:5:7: unknown key 'never' in match");
   require_one_error(R"(rules:
   - id: a
     match: { any: x }

@@ -37,7 +37,8 @@ TEST_CASE("step fields: key: value, 'key': value, key=value and | key value | fo
                                                  {"scale", "1.0"},
                                                  {"grad_norm", "nan"},
                                                  {"overflow", "0"},
-                                                 {"nan_iterations", "0"}});
+                                                 {"nan_iterations", "0"},
+                                                 {"loss", "nan"}});
   CHECK(fields_of("| epoch 027 | loss 6.343 | nll_loss 4.984 | ppl 31.65 | num_updates 10198 | "
                   "gnorm 0.390 | clip 0% | oom 0 | loss_scale 0.500 | wall 23080") ==
         Fields{{"loss", "6.343"}, {"step", "10198"}, {"grad_norm", "0.390"}, {"scale", "0.500"}});
@@ -64,6 +65,27 @@ TEST_CASE("step fields: key: value, 'key': value, key=value and | key value | fo
         Fields{{"loss", "nan"}});
   CHECK(fields_of("CELoss: 2.5, TotalLoss: 3.1") == Fields{{"loss", "2.5"}});
   CHECK(fields_of("Lossy=1, xloss=2, Loss7=3").empty());
+}
+
+TEST_CASE("step fields: Megatron's iteration line without a loss had a NaN loss",
+          "[rules][step_fields]") {
+  // deepspeedai/Megatron-DeepSpeed#434: training_log prints averages above 0 only, so a NaN
+  // loss is simply missing (and bf16 counts no NaN iteration).
+  const std::string no_loss =
+      " iteration        9/      10 | consumed samples:          108 | consumed tokens:       "
+      "442368 | elapsed time per iteration (ms): 1979.2 | learning rate: 4.219E-07 | global "
+      "batch size:    12 | loss scale: 1.0 | actual seqlen:  4096 | number of skipped "
+      "iterations:   0 | number of nan iterations:   0 |";
+  CHECK(fields_of(no_loss).at("loss") == "nan");
+  // Its loss when printed; an interval whose iterations were all skipped (an fp16 overflow)
+  // has nothing to average, which is no NaN; nor is a line of another framework.
+  CHECK(fields_of(" iteration 3/ 10 | lm loss: 7.3E+00 | loss scale: 1.0 | number of skipped "
+                  "iterations:   0 | number of nan iterations:   0 |")
+            .at("loss") == "7.3E+00");
+  CHECK(fields_of(" iteration 3/ 10 | loss scale: 65536.0 | number of skipped iterations:   1 | "
+                  "number of nan iterations:   0 |")
+            .count("loss") == 0);
+  CHECK(fields_of("step: 3, loss scale: 1.0, skipped iterations: 0").count("loss") == 0);
 }
 
 TEST_CASE("step fields: the loss scalers' phrases", "[rules][step_fields]") {
