@@ -19,12 +19,27 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   window_ = kMaxWindow;
   bool any_long = false;
   for (uint32_t i = 0; i < literals_.size(); ++i) {
-    if (literals_[i].size() < kBlock) {
+    if (literals_[i].size() < kShortBelow) {
       short_.push_back(i);
     } else {
       any_long = true;
       window_ = std::min(window_, literals_[i].size());
     }
+  }
+  for (uint32_t id : short_) {
+    const std::string& lit = literals_[id];
+    ShortProbe probe{};
+    probe.second_at = lit.size() > 1 ? 1 : 0;
+    probe.last_at = static_cast<uint8_t>(lit.size() - 1);
+    std::memset(probe.first, static_cast<uint8_t>(lit.front()) | 0x20, sizeof probe.first);
+    std::memset(probe.second, static_cast<uint8_t>(lit[probe.second_at]) | 0x20,
+                sizeof probe.second);
+    std::memset(probe.last, static_cast<uint8_t>(lit.back()) | 0x20, sizeof probe.last);
+    if (std::none_of(probes_.begin(), probes_.end(),
+                     [&](const ShortProbe& p) { return std::memcmp(&p, &probe, sizeof p) == 0; })) {
+      probes_.push_back(probe);
+    }
+    longest_short_ = std::max(longest_short_, lit.size());
   }
   if (!any_long) {
     window_ = 0;
@@ -36,7 +51,7 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   // the table is a cache miss on the next read (the shipped packs: 4 KiB, not 32 KiB).
   size_t pairs = 0;
   for (const auto& l : literals_) {
-    if (l.size() >= kBlock) pairs += window_ - kBlock + 1;
+    if (l.size() >= kShortBelow) pairs += window_ - kBlock + 1;
   }
   hash_bits_ = kMinHashBits;
   while (hash_bits_ < kMaxHashBits && (size_t{1} << hash_bits_) < pairs * 8) ++hash_bits_;
@@ -44,7 +59,7 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   shift_.assign(table, static_cast<uint8_t>(window_ - kBlock + 1));
   std::vector<std::pair<uint32_t, uint32_t>> by_hash;  // (hash of last window block, literal)
   for (uint32_t i = 0; i < literals_.size(); ++i) {
-    if (literals_[i].size() < kBlock) continue;
+    if (literals_[i].size() < kShortBelow) continue;
     const auto* s = reinterpret_cast<const unsigned char*>(literals_[i].data());
     for (size_t end = kBlock - 1; end < window_; ++end) {
       uint8_t& shift = shift_[hash(s + end + 1 - kBlock, hash_bits_)];
@@ -196,21 +211,74 @@ std::vector<size_t> LiteralSet::candidate_lines(std::string_view text) const {
     }
   }
   const size_t sorted_until = lines.size();
-  for (uint32_t id : short_) {
-    const std::string& lit = literals_[id];
-    for (size_t pos = 0; pos < text.size();) {
-      const void* hit = memmem(text.data() + pos, text.size() - pos, lit.data(), lit.size());
-      if (hit == nullptr) break;
-      const size_t at = static_cast<size_t>(static_cast<const char*>(hit) - text.data());
-      lines.push_back(line_start_before(text, pos, at));
-      pos = next_line(text, at);
-    }
-  }
+  if (!short_.empty()) scan_short(text, lines);
   if (lines.size() != sorted_until) {
     std::sort(lines.begin(), lines.end());
     lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
   }
   return lines;
+}
+
+namespace {
+using Bytes16 = uint8_t __attribute__((vector_size(16)));
+using Words16 = uint64_t __attribute__((vector_size(16)));
+constexpr size_t kVector = 16;
+
+Bytes16 load16(const unsigned char* p) {
+  Bytes16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+}  // namespace
+
+void LiteralSet::scan_short(std::string_view text, std::vector<size_t>& lines) const {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t floor = 0;  // start of the line being scanned, or earlier
+  // Whether a short literal starts at `at`.
+  auto found_at = [&](size_t at) {
+    for (uint32_t id : short_) {
+      const std::string& lit = literals_[id];
+      if (at + lit.size() <= n && std::memcmp(s + at, lit.data(), lit.size()) == 0) return true;
+    }
+    return false;
+  };
+  const Bytes16 fold = {0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
+                        0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20};
+  size_t i = 0;
+  // 16 candidate starts at a time, while the last byte of the longest literal is in the text.
+  while (i + kVector + std::max<size_t>(longest_short_, 2) - 1 <= n) {
+    const Bytes16 at0 = load16(s + i) | fold;
+    const Bytes16 at1 = load16(s + i + 1) | fold;
+    Bytes16 any = {};
+    for (const ShortProbe& p : probes_) {
+      const Bytes16 second = p.second_at == 1 ? at1 : at0;
+      const Bytes16 last = load16(s + i + p.last_at) | fold;
+      any |= (at0 == load16(p.first)) & (second == load16(p.second)) & (last == load16(p.last));
+    }
+    const Words16 words = reinterpret_cast<Words16>(any);
+    if ((words[0] | words[1]) == 0) [[likely]] {
+      i += kVector;
+      continue;
+    }
+    size_t next = i + kVector;
+    for (size_t j = 0; j < kVector; ++j) {
+      if (any[j] != 0 && found_at(i + j)) {
+        lines.push_back(line_start_before(text, floor, i + j));
+        next = floor = next_line(text, i + j);  // the rest of the line is a candidate already
+        break;
+      }
+    }
+    i = next;
+  }
+  while (i < n) {  // the last bytes, one start at a time
+    if (found_at(i)) {
+      lines.push_back(line_start_before(text, floor, i));
+      i = floor = next_line(text, i);
+    } else {
+      ++i;
+    }
+  }
 }
 
 void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) const {

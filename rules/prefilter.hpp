@@ -6,7 +6,11 @@
 // step, because one scan is a chain of dependent loads that mostly waits on memory. Measured by
 // tests/bench/matcher_bench.cpp on the benchmark plog (x86-64, -O2, CPU time): the shipped packs'
 // 65 literals at ~4.7 GB/s; 10 to 1,000 synthetic rules' literals within 20% of each other.
-// Literals shorter than the block are searched with memmem.
+// Literals shorter than kShortBelow bytes (the numerics pack's "loss", "norm:") would shrink the
+// Wu-Manber window, and so every shift, for the whole set: they are found by a pass of their own
+// that compares each one's first and last bytes at 16 positions at a time (plain GCC/Clang
+// vectors: SSE2 on x86-64, NEON on aarch64) and compares the whole literal only where both
+// agree.
 //
 // Built once per rule-set view, immutable afterwards, safe to share across threads.
 #pragma once
@@ -38,15 +42,27 @@ class LiteralSet {
  private:
   struct Lane;
   static constexpr size_t kBlock = 4;
+  static constexpr size_t kShortBelow = 8;
   static constexpr int kMinHashBits = 10;
   static constexpr int kMaxHashBits = 15;
   static uint32_t hash(const unsigned char* p, int bits);
 
   template <class OnMatch>
   void scan_long(std::string_view text, size_t pos, OnMatch&& on_match) const;
+  // Appends the start of every line of `text` that holds a short literal (ascending).
+  void scan_short(std::string_view text, std::vector<size_t>& lines) const;
 
   std::vector<std::string> literals_;
-  std::vector<uint32_t> short_;         // indexes of literals shorter than kBlock
+  std::vector<uint32_t> short_;  // indexes of literals shorter than kShortBelow
+  // What the short pass compares, deduplicated: a short literal's first, second and last byte
+  // with 0x20 set (so "loss", "Loss" and "LOSS" are one probe; the literal itself is compared
+  // after), each repeated over a vector, and where the second and last byte are.
+  struct ShortProbe {
+    uint8_t first[16], second[16], last[16];
+    uint8_t second_at, last_at;
+  };
+  std::vector<ShortProbe> probes_;
+  size_t longest_short_ = 0;
   int hash_bits_ = kMinHashBits;        // log2 of the shift table's size
   size_t window_ = 0;                   // shortest long literal (capped): the Wu-Manber window
   std::vector<uint8_t> shift_;          // by block hash: how far the window may move
