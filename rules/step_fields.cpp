@@ -72,7 +72,9 @@ std::string_view canonical(const Key& k) {
   if (k.ends_with({"nan", "iterations"})) return "nan_iterations";
   if (k.ends_with({"skipped", "iterations"})) return "overflow";
   if (k.ends_with({"overflow"}) || k.ends_with({"overflow", "cond"})) return "overflow";
-  if (k.ends_with({"attempted", "loss", "scale"})) return "scale_from";
+  if (k.ends_with({"attempted", "loss", "scale"}) || k.ends_with({"scale", "from"})) {
+    return "scale_from";
+  }
   if (k.ends_with({"scale", "to"}) || k.ends_with({"reducing", "to"}) ||
       (k.ends_with({"adjust", "to"}) && k.has("scale"))) {
     return "scale";
@@ -159,7 +161,9 @@ void read_step_fields(std::string_view line, StepFields& out) {
   const size_t first = out.size();
   Key key;
   std::string_view overflow_word;  // an overflow the line reports in words
+  std::string_view reducing_word;  // "Reducing dynamic loss scale from 8.0 to 4.0"
   bool skipping = false;           // "Skipping step": what a scaler does on an overflow
+  std::string_view last_name;      // the field the previous value gave
   const size_t n = line.size();
   for (size_t i = 0; i < n;) {
     const char c = line[i];
@@ -177,7 +181,11 @@ void read_step_fields(std::string_view line, StepFields& out) {
     if (i == at) ++i;                                                        // a lone dot
     if (!t.value && (t.text.empty() || !is_alpha(t.text.back()))) continue;  // a lone sign
     if (!t.value) {
+      // PyTorch prints a tensor's value as "tensor(nan, device='cuda:1', grad_fn=...)": the
+      // value is inside, and the word is no part of the key.
+      if (iequals(t.text, "tensor") && i < n && line[i] == '(') continue;
       if (iequals(t.text, "overflow")) overflow_word = t.text;
+      if (iequals(t.text, "reducing")) reducing_word = t.text;
       if (t.text.size() >= 4 && iequals(t.text.substr(0, 4), "skip")) skipping = true;
       key.add(t.text);
       continue;
@@ -193,7 +201,12 @@ void read_step_fields(std::string_view line, StepFields& out) {
         i = j;
       }
     }
-    const std::string_view name = canonical(key);
+    // "... scale from 8.0 to 4.0": the value after "to" is the scale it went to.
+    const std::string_view name = key.size() == 1 && iequals(key.last(), "to") &&
+                                          last_name == "scale_from"
+                                      ? std::string_view("scale")
+                                      : canonical(key);
+    last_name = name;
     if (name.empty() && is_alpha(t.text.back())) {
       key.add(t.text);  // "number of nan iterations": a NaN that completes no key is a word
       continue;
@@ -210,6 +223,11 @@ void read_step_fields(std::string_view line, StepFields& out) {
   if (!overflow_word.empty() && !named("overflow") &&
       (skipping || named("scale") || named("scale_from"))) {
     out.emplace_back("overflow", overflow_word);
+  }
+  // A dynamic loss scaler lowers its scale only on an overflow: "Reducing dynamic loss scale
+  // from 8.0 to 4.0" (DeepSpeed's fused optimizer, after its "Grad overflow on iteration N").
+  if (!reducing_word.empty() && !named("overflow") && named("scale_from") && named("scale")) {
+    out.emplace_back("overflow", reducing_word);
   }
   // Megatron's training_log prints a loss only when its average over the interval is above 0
   // (`if avg > 0.0`): a NaN loss is left out, and so is that of an interval whose iterations

@@ -14,16 +14,18 @@
 //   grad_norm       grad norm, grad_norm, gnorm, global norm, total norm, norm
 //   scale           loss scale, loss_scale, scale, cur scale, grad scale, and the "... to N"
 //                   phrases of the scalers; scale_from is DeepSpeed's "Attempted loss scale"
+//                   and the N of "loss scale from N to M"
 //   overflow        overflow / overflow cond / is overflow (True, False, or a number), the
 //                   number of skipped iterations; else the word itself when a loss scaler's
 //                   line reports one ("OVERFLOW! ... Skipping step", "Gradient overflow.
-//                   Skipping step", "overflow detected, setting loss scale to: 0.25")
+//                   Skipping step", "overflow detected, setting loss scale to: 0.25"), or the
+//                   word "Reducing" when the scaler says it lowered its scale from N to M
 //   nan_iterations  number of nan iterations
 //   step_time       elapsed time per iteration (ms), per_step_time, step time
 //
 // The first value of a name wins ("lm loss" before a later "loss"). Values are views into the
 // line: a number as printed (nan, inf, 7.3E-01, 1024.0, "166756ms"), True or False, or the first
-// number of "N/M" and "[N]"; one is not: Megatron's iteration line leaves a NaN loss out (it
+// number of "N/M", "[N]" and PyTorch's "tensor(N, ...)"; one is not: Megatron's iteration line leaves a NaN loss out (it
 // prints averages above 0 only), so such a line with no loss and no skipped iteration gives
 // loss "nan". Unknown keys are skipped. Pure; no allocation beyond `out`.
 #pragma once

@@ -280,6 +280,21 @@ only line 2 has one.""", path="/var/log/training/job-7/train.log", device="")
     return c
 
 
+def tensorboard():
+    c = Case("numerics-tensorboard", """
+tensorboardX refusing the NaN scalars a fairseq job logs, verbatim from a public issue thread
+(facebookresearch/fairseq#1529, tests/corpus/expected.tsv): the first warning is recorded, the
+third in a row marks the device warning. The INFO lines around them give nothing.""")
+    c.add("2020-10-01 10:25:50 | INFO | fairseq_cli.train | end of epoch 73 (average epoch stats below)")
+    for i in range(3):
+        c.add("2020-10-01 10:25:50 | WARNING | root | NaN or Inf found in input tensor.")
+        if i == 0:
+            c.expect("training.tensorboard.non-finite", "NotHandleFault")
+    c.expect("training.tensorboard.non-finite", "SubHealthFault")
+    c.add("2020-10-01 10:25:50 | INFO | fairseq.trainer | begin training epoch 74")
+    return c
+
+
 for case in (mindspore(), mindformers(), megatron(), deepspeed(), apex(), mindyolo(), hf(),
-             stop_messages()):
+             stop_messages(), tensorboard()):
     case.write()

@@ -196,6 +196,26 @@ timeout; a report of "The error from device(...)" is left to the AI Core rule.
 Composed: the last line (rank prefix + tuple + the aicore text on one line) shows the tuple
 winning as the device.""")
 
+write_case("ascend-runtime-dumps", "training", "/var/log/training/job-7/rank-0.log", None,
+    [
+        none("DEVICE[0] PID[358]: "),
+        none("EXCEPTION STREAM:"),
+        none("  Exception info:TGID=196191, model id=65535, stream id=3, stream phase=3"),
+        ("  Message info[0]:RTS_HWTS: aicore exception, slot_id=31, stream_id=3",
+         [(AIC, "0", RBUS, "")]),
+        none("    Other info[0]:time=2024-05-10-10:44:52.267.860, function=int_process_hwts_task_exception, line=296, error code=0x26"),
+        none("[INFO]  acl init success"),
+        ("[ERROR]  acl set device 0 failed, errorCode = 507033", [(RTC, "0", RBUS, "")]),
+        none("[ERROR]  sample init resource failed"),
+    ],
+    note="""
+Quoted from public issue threads (tests/corpus/expected.tsv gives each): torch_npu's dump of a
+device's exception stream (hiyouga/LlamaFactory#3670): "RTS_HWTS: aicore exception" is the AI
+Core exception, its device the "DEVICE[0]" header three lines above (context); and an ACL
+sample's "acl set device 0 failed, errorCode = 507033" (Ascend/samples#16), a 5070xx runtime
+code in the samples' spelling, naming the device it could not set. The lines around them give
+nothing of their own.""")
+
 DOOM, HOOM, HAL = "ascend.memory.device-oom", "ascend.host.oom", "ascend.memory.hal-alloc-oom"
 DRV = "ascend.memory.driver-oom"
 write_case("ascend-oom-device-vs-host", "training", "/var/log/training/job-8/worker_2.log", None,

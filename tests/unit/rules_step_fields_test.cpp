@@ -88,6 +88,17 @@ TEST_CASE("step fields: Megatron's iteration line without a loss had a NaN loss"
   CHECK(fields_of("step: 3, loss scale: 1.0, skipped iterations: 0").count("loss") == 0);
 }
 
+TEST_CASE("step fields: a value printed as a PyTorch tensor", "[rules][step_fields]") {
+  // detectron2's loss_dict (facebookresearch/detectron2#425).
+  CHECK(fields_of("loss_dict = {'loss_cls': tensor(nan, device='cuda:1', grad_fn=<NllLossBackward>)"
+                  ", 'loss_box_reg': tensor(0.2576, device='cuda:1', grad_fn=<DivBackward0>)}") ==
+        Fields{{"loss", "nan"}});
+  CHECK(fields_of("{'loss': tensor(2.3051, device='cuda:0'), 'grad_norm': tensor(inf)}") ==
+        Fields{{"loss", "2.3051"}, {"grad_norm", "inf"}});
+  // The word alone, or a tensor of something else, is no value.
+  CHECK(fields_of("loss tensor shape: [4, 8]").count("loss") == 0);
+}
+
 TEST_CASE("step fields: the loss scalers' phrases", "[rules][step_fields]") {
   CHECK(fields_of("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 16, "
                   "reducing to 8") ==
@@ -104,6 +115,13 @@ TEST_CASE("step fields: the loss scalers' phrases", "[rules][step_fields]") {
         Fields{{"scale", "0.25"}, {"overflow", "overflow"}});
   CHECK(fields_of("Loss scaler reducing loss scale to 512.0") == Fields{{"scale", "512.0"}});
   CHECK(fields_of("Gradient overflow. Skipping step") == Fields{{"overflow", "overflow"}});
+  // DeepSpeed's fused optimizer: a scaler lowers its scale only on an overflow; it raises it
+  // after a run without one (deepspeedai/DeepSpeed threads, fused_optimizer.py _update_scale).
+  CHECK(fields_of("[2021-01-26 22:04:09,190] [INFO] [fused_optimizer.py:316:_update_scale] "
+                  "Reducing dynamic loss scale from 8.0 to 4.0") ==
+        Fields{{"scale_from", "8.0"}, {"scale", "4.0"}, {"overflow", "Reducing"}});
+  CHECK(fields_of("[INFO] [fused_optimizer.py:323:_update_scale] Increasing dynamic loss scale "
+                  "from 8.0 to 16.0") == Fields{{"scale_from", "8.0"}, {"scale", "16.0"}});
 }
 
 TEST_CASE("step fields: what is no step line gives nothing", "[rules][step_fields]") {
