@@ -202,10 +202,10 @@ void read_step_fields(std::string_view line, StepFields& out) {
       }
     }
     // "... scale from 8.0 to 4.0": the value after "to" is the scale it went to.
-    const std::string_view name = key.size() == 1 && iequals(key.last(), "to") &&
-                                          last_name == "scale_from"
-                                      ? std::string_view("scale")
-                                      : canonical(key);
+    const std::string_view name =
+        key.size() == 1 && iequals(key.last(), "to") && last_name == "scale_from"
+            ? std::string_view("scale")
+            : canonical(key);
     last_name = name;
     if (name.empty() && is_alpha(t.text.back())) {
       key.add(t.text);  // "number of nan iterations": a NaN that completes no key is a word

@@ -25,9 +25,9 @@
 //
 // The first value of a name wins ("lm loss" before a later "loss"). Values are views into the
 // line: a number as printed (nan, inf, 7.3E-01, 1024.0, "166756ms"), True or False, or the first
-// number of "N/M", "[N]" and PyTorch's "tensor(N, ...)"; one is not: Megatron's iteration line leaves a NaN loss out (it
-// prints averages above 0 only), so such a line with no loss and no skipped iteration gives
-// loss "nan". Unknown keys are skipped. Pure; no allocation beyond `out`.
+// number of "N/M", "[N]" and PyTorch's "tensor(N, ...)"; one is not: Megatron's iteration line
+// leaves a NaN loss out (it prints averages above 0 only), so such a line with no loss and no
+// skipped iteration gives loss "nan". Unknown keys are skipped. Pure; no allocation beyond `out`.
 #pragma once
 
 #include <string_view>
