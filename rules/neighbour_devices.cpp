@@ -4,6 +4,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include <re2/re2.h>
+
 #include "rules/envelope.hpp"
 
 namespace faultd {
@@ -19,6 +21,15 @@ NeighbourDevices::LineFacts NeighbourDevices::facts_of(std::string_view line) {
   facts.pid = std::string(line_pid(env.message));
   facts.env_pid = std::move(env.pid);
   facts.rank = std::move(env.rank);
+  if (facts.rank.empty()) {
+    // NCCL's communicator lines name the rank whose device they give: "comm 0x9f2ef80 rank 8
+    // nranks 16 cudaDev 0 busId b000 - Abort COMPLETE". Another rank's line is another stream.
+    static const RE2 comm(R"(\bcomm 0x[0-9a-f]+ rank (\d{1,6}) nranks \d)");
+    re2::StringPiece rank;
+    if (RE2::PartialMatch(re2::StringPiece(env.message.data(), env.message.size()), comm, &rank)) {
+      facts.rank = std::string(rank.data(), rank.size());
+    }
+  }
   return facts;
 }
 

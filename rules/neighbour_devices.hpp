@@ -4,7 +4,8 @@
 // error is followed by "device fault reported: device_id=4". NeighbourDevices gives such a
 // finding the device of the nearest line within kLines before or after it in the same file
 // (device_from "context"), when both lines come from the same stream: their process ids (on the
-// line or in its envelope) share one or one of them names none, and their launcher ranks agree.
+// line or in its envelope) share one or one of them names none, and their ranks (the launcher's,
+// or the one an NCCL communicator line is about) agree.
 // Ties go to the earlier line. Only findings of rules whose device is the plain "{device}"
 // field are eligible (a rule that names no device on purpose keeps none); recoveries and
 // detector inputs never are.
@@ -47,7 +48,8 @@ class NeighbourDevices {
     std::string device;   // the device it names (torch_npu tuple, then the spellings), validated
     std::string pid;      // the process it names ("HCCL(123,python)", "[PID: 123]", the tuple)
     std::string env_pid;  // the process its envelope names ("(train pid=8464) ")
-    std::string rank;     // the launcher rank of its envelope ("[rank3]: ")
+    std::string rank;     // the launcher rank of its envelope ("[rank3]: "), else the rank an
+                          // NCCL communicator line gives its device for ("comm 0x.. rank 8 ..")
   };
   static LineFacts facts_of(std::string_view line);
   static bool same_stream(const LineFacts& a, const LineFacts& b);

@@ -216,6 +216,33 @@ sample's "acl set device 0 failed, errorCode = 507033" (Ascend/samples#16), a 50
 code in the samples' spelling, naming the device it could not set. The lines around them give
 nothing of their own.""")
 
+write_case("ascend-device-os-lockup", "device-os",
+    "/var/log/npu/hisi_logs/device-1/20241204162140-590391000/log/kernel.log",
+    r"device-(?P<device>\d+)/",
+    [
+        ("[1310493.343613] NMI watchdog: Watchdog detected core LOCKUP on cpu1",
+         [("ascend.device.os-lockup", "1", SUB, "")]),
+    ],
+    note="""
+The device OS kernel log of a black-box dump, verbatim from MindCluster FaultDiag's fixtures
+(tests/corpus/expected.tsv gives the commit and line): a core of the device's OS locked up.
+The device is the dump's device-N/ directory.""")
+
+write_case("ascend-ts-exception-print", "device-os",
+    "/var/log/npu/slog/dev-os-0/device-0/device-0_20201224011054112.log", None,
+    [
+        none("[ERROR] TSCH(-1,null):2020-12-23-17:10:54.083.518 17 (cpuid:0) ../../../../../../../tsch/firmware/feature/src/bs/ai_core_dispatcher.c:1193 bs_done_exception_proc: slot_id=0, TSC_TERM_CODE=0x1"),
+        ("<exception_print>TIME:2020-12-23-17:10:54.083.569, device_id=0, stream_id=517, task_id=3, exception_code=0xb4060006, magic_type=0xaa776",
+         [("ascend.device.system-exception", "0", RBUS, "B4060006")]),
+        none("<exception_print>SLOT_INFO_START: slot_id=0"),
+    ],
+    note="""
+The TS firmware's own log of an AI Core task exception, verbatim from the fixtures of the
+msaicerr tool (tests/corpus/expected.tsv gives the commit and lines): the exception_print
+record carries the exception code (B4060006) and the device; the golden run loads no
+catalogue, so its level is the rule's default, RestartBusiness. The lines around it give
+nothing of their own.""")
+
 DOOM, HOOM, HAL = "ascend.memory.device-oom", "ascend.host.oom", "ascend.memory.hal-alloc-oom"
 DRV = "ascend.memory.driver-oom"
 write_case("ascend-oom-device-vs-host", "training", "/var/log/training/job-8/worker_2.log", None,
@@ -801,8 +828,10 @@ write_case("nvidia-device-plugin", "device-plugin", "/var/log/nvidia-device-plug
         ("XidCriticalError: Xid=94 on Device=GPU-d23d91a3; marking device as unhealthy", [(DPX, "GPU-d23d91a3", SUB, "XID94")]),
         # older plugins: an event without a UUID makes every device unhealthy
         ("2019/06/12 08:00:00 XidCriticalError: Xid=48, All devices will go unhealthy.", [(DPX, "", SUB, "XID48")]),
-        # torch's NCCL watchdog is not a device heartbeat (constructed from ProcessGroupNCCL's message)
-        none("[rank3]:[E909 09:55:46.996672294 ProcessGroupNCCL.cpp:1370] [PG 0 (default_pg) Rank 3] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1"),
+        # torch's NCCL heartbeat monitor is no device heartbeat: it finds the job's watchdog stuck
+        # (constructed from ProcessGroupNCCL's message)
+        ("[rank3]:[E909 09:55:46.996672294 ProcessGroupNCCL.cpp:1370] [PG 0 (default_pg) Rank 3] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=1",
+         [("nvidia.nccl.watchdog-timeout", "", RBUS, "")]),
         ("[rank3]:[E909 09:55:46.996701349 ProcessGroupNCCL.cpp:621] [Rank 3] Some NCCL operations have failed or timed out.",
          [("nvidia.nccl.watchdog-timeout", "", RBUS, "")]),
     ], rng),
@@ -813,10 +842,10 @@ older "..., the device will go unhealthy." and "XidCriticalError: Xid=%d, All de
 unhealthy."): the device is the GPU UUID, the code XID<n>, the level SubHealthFault (the kernel
 line of the same event carries the Xid table's level). "Xid=94 on Device=GPU-d23d91a3" is
 quoted from a public incident note. The torch ProcessGroupNCCL "Heartbeat monitor timed out!"
-(a communication watchdog, docs/log-formats.md §10) is not a device heartbeat and does not
-match; its NCCL timeout line "Some NCCL operations have failed or timed out." is the job's
-collective failure (nvidia.nccl.watchdog-timeout, RestartBusiness, no device: "[Rank 3]" is a
-rank). Both constructed from torch's messages; milabench#269 quotes the second one.""")
+(a communication watchdog, docs/log-formats.md §10) is not a device heartbeat: it finds the
+job's NCCL watchdog stuck in a collective, and like its NCCL timeout line "Some NCCL operations
+have failed or timed out." it is the job's collective failure (nvidia.nccl.watchdog-timeout,
+RestartBusiness, no device: "[Rank 3]" is a rank). Both constructed from torch's messages; milabench#269 quotes the second one.""")
 
 # Every level class of the Xid table, with real lines where they were found.
 write_case("nvidia-xid-classes", "dmesg", "/var/log/dmesg-classes.log", None,

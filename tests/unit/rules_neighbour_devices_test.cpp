@@ -122,6 +122,14 @@ TEST_CASE("neighbours: another process, another rank or an invalid id gives noth
         Strings{"link@1 device= from="});
   CHECK(described(feed({"[rank1]: LINK_TIMEOUT", "[rank1]: on device 3"})) ==
         Strings{"link@1 device=3 from=context"});
+  // NCCL's communicator line gives the device of the rank it names: another rank's line is no
+  // neighbour, the same rank's is.
+  CHECK(described(feed({"node:36:36 [0] NCCL INFO comm 0x55d0 rank 0 nranks 4 cudaDev 0 nvmlDev 2 "
+                        "busId 41000 commId 0x1 - Init COMPLETE",
+                        "[rank2]: LINK_TIMEOUT"})) == Strings{"link@2 device= from="});
+  CHECK(described(feed({"node:38:38 [2] NCCL INFO comm 0x55d2 rank 2 nranks 4 cudaDev 2 nvmlDev 0 "
+                        "busId 61000 commId 0x1 - Init COMPLETE",
+                        "[rank2]: LINK_TIMEOUT"})) == Strings{"link@2 device=2 from=context"});
   // An id that fails validation is no answer; the next valid one is.
   CHECK(described(feed({"LINK_TIMEOUT", "device_id=99999", "device_id=1"})) ==
         Strings{"link@1 device=1 from=context"});
