@@ -33,6 +33,14 @@ bool is_float_dtype(const std::string& d) {
   return std::any_of(std::begin(kFloats), std::end(kFloats), [&](const char* f) { return d == f; });
 }
 
+// A dtype without its framework's spelling: torch.bfloat16 and MindSpore's BFloat16 are both
+// "bfloat16" (msprobe check.py cross_dtype_mapping).
+std::string plain_dtype(const std::string& d) {
+  std::string t = d.rfind("torch.", 0) == 0 ? d.substr(6) : d;
+  for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return t;
+}
+
 bool same_family_float(const std::string& a, const std::string& b) {
   const bool ta = a.rfind("torch.", 0) == 0;
   const bool tb = b.rfind("torch.", 0) == 0;
@@ -85,7 +93,9 @@ void match_by_name(const RankCompare& rc, const CompareOptions& o, std::vector<R
       const auto& a = rc.npu.rows[i].dtype;
       const auto& b = rc.bench.rows[it->second].dtype;
       // msprobe's dtype gate: equal, or both half/single/bfloat of the same framework.
-      if (a == b || same_family_float(a, b) || (cross && is_float_dtype(a) && is_float_dtype(b))) {
+      if (a == b || same_family_float(a, b) ||
+          (cross &&
+           (plain_dtype(a) == plain_dtype(b) || (is_float_dtype(a) && is_float_dtype(b))))) {
         r.bench = it->second;
       }
     }
@@ -370,7 +380,8 @@ struct ApiView {
 
 class Checkers {
  public:
-  Checkers(RankCompare& rc, DumpMode mode) : rc_(rc), mode_(mode) {}
+  Checkers(RankCompare& rc, DumpMode mode)
+      : rc_(rc), mode_(mode), cross_(rc.npu.framework != rc.bench.framework) {}
 
   void run(const ApiView& api) {
     const Ignore ig = ignore_of(api);
@@ -543,7 +554,9 @@ class Checkers {
     for (size_t r : rows) {
       const TensorRow* b = bench(r);
       if (b == nullptr || npu(r).dtype == "None" || b->dtype == "None") continue;
-      if (npu(r).dtype != b->dtype) flag(r, kError, "The dtype of NPU and Bench are inconsistent.");
+      const bool differ =
+          cross_ ? plain_dtype(npu(r).dtype) != plain_dtype(b->dtype) : npu(r).dtype != b->dtype;
+      if (differ) flag(r, kError, "The dtype of NPU and Bench are inconsistent.");
     }
   }
 
@@ -572,6 +585,7 @@ class Checkers {
 
   RankCompare& rc_;
   DumpMode mode_;
+  bool cross_;  // MindSpore against PyTorch: dtypes compared without their spelling
 };
 
 std::filesystem::path tensor_path(const Dump& d, const TensorRow& r) {
