@@ -16,6 +16,7 @@ struct Options {
   std::string format = "text";
   std::string output;
   bool replicas = false;
+  bool help = false;
   CompareOptions compare;
   unsigned jobs = 0;
 };
@@ -53,8 +54,7 @@ bool parse(const std::vector<std::string>& args, Options& o, std::ostream& err) 
         return false;
       }
     } else if (a == "-h" || a == "--help") {
-      compare_usage(err);
-      return false;
+      o.help = true;
     } else if (!a.empty() && a[0] == '-') {
       err << "faultctl compare: unknown option " << terminal_safe(a) << '\n';
       return false;
@@ -183,6 +183,10 @@ int run_compare_command(const std::vector<std::string>& args, bool global_json, 
   Options o;
   if (global_json) o.format = "json";
   if (!parse(args, o, err)) return kExitInputError;
+  if (o.help) {
+    compare_usage(out);
+    return kExitAllPass;
+  }
   if (o.replicas ? o.paths.empty() : o.paths.size() != 2) {
     compare_usage(err);
     return kExitInputError;

@@ -286,7 +286,7 @@ class Parser {
       if (peek() != ':') fail("expected ':'");
       ++pos_;
       skip_space();
-      out.members.emplace_back(std::move(key), JsonValue{});
+      out.members.push_back(JsonMember{std::move(key), JsonValue{}});
       path_.push_back(out.members.size() - 1);
       parse_value(out.members.back().second, depth + 1);
       path_.pop_back();

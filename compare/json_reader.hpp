@@ -15,10 +15,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace faultd::compare {
+
+struct JsonMember;
 
 struct JsonValue {
   enum class Type { Null, Bool, Int, Float, String, Array, Object };
@@ -28,7 +29,7 @@ struct JsonValue {
   double number = 0;  // also set for Int
   std::string text;
   std::vector<JsonValue> items;
-  std::vector<std::pair<std::string, JsonValue>> members;
+  std::vector<JsonMember> members;
 
   bool is_null() const { return type == Type::Null; }
   bool is_number() const { return type == Type::Int || type == Type::Float; }
@@ -37,6 +38,13 @@ struct JsonValue {
   bool is_object() const { return type == Type::Object; }
   // The first member named `key`, or nullptr (also when this is not an object).
   const JsonValue* find(std::string_view key) const;
+};
+
+// An object member (a struct, not a std::pair: a pair of an incomplete type may not be named
+// inside JsonValue).
+struct JsonMember {
+  std::string first;  // the name
+  JsonValue second;   // the value
 };
 
 struct JsonError {
