@@ -28,8 +28,8 @@ std::string lower(std::string s) {
 // Matching
 
 bool is_float_dtype(const std::string& d) {
-  static const char* kFloats[] = {"torch.float16", "torch.float32", "torch.bfloat16",
-                                  "Float16",       "Float32",       "BFloat16"};
+  static constexpr const char* kFloats[] = {"torch.float16", "torch.float32", "torch.bfloat16",
+                                            "Float16",       "Float32",       "BFloat16"};
   return std::any_of(std::begin(kFloats), std::end(kFloats), [&](const char* f) { return d == f; });
 }
 
@@ -218,7 +218,7 @@ ValType classify(const Scalar& s) {
 // zeros count) and scales by a power of ten, so it can differ from the nearest double in the
 // last bit; the reference table's diffs carry that difference, and so do ours.
 double pandas_to_numeric(const std::string& text) {
-  static const double kPow10[] = {
+  static constexpr double kPow10[] = {
       1e0,   1e1,   1e2,   1e3,   1e4,   1e5,   1e6,   1e7,   1e8,   1e9,   1e10,  1e11,  1e12,
       1e13,  1e14,  1e15,  1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22,  1e23,  1e24,  1e25,
       1e26,  1e27,  1e28,  1e29,  1e30,  1e31,  1e32,  1e33,  1e34,  1e35,  1e36,  1e37,  1e38,
@@ -429,17 +429,17 @@ class Checkers {
     const size_t b = name.find('.', a + 1);
     const std::string op =
         name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-    static const char* kAll[] = {"empty",
-                                 "empty_like",
-                                 "numpy",
-                                 "to",
-                                 "__setitem__",
-                                 "empty_with_format",
-                                 "new_empty_strided",
-                                 "new_empty",
-                                 "empty_strided"};
-    static const char* kInput[] = {"_reduce_scatter_base", "_all_gather_base", "all_to_all_single",
-                                   "batch_isend_irecv"};
+    static constexpr const char* kAll[] = {"empty",
+                                           "empty_like",
+                                           "numpy",
+                                           "to",
+                                           "__setitem__",
+                                           "empty_with_format",
+                                           "new_empty_strided",
+                                           "new_empty",
+                                           "empty_strided"};
+    static constexpr const char* kInput[] = {"_reduce_scatter_base", "_all_gather_base",
+                                             "all_to_all_single", "batch_isend_irecv"};
     for (const char* x : kAll) {
       if (op == x) return Ignore::All;
     }
@@ -599,7 +599,7 @@ bool is_float64(const std::string& dtype) {
 }  // namespace
 
 std::string cross_framework_key(const std::string& key) {
-  static const std::pair<const char*, const char*> kPrefixes[] = {
+  static constexpr std::pair<const char*, const char*> kPrefixes[] = {
       {"MintFunctional.", "Functional."}, {"Mint.", "Torch."}, {"Cell.", "Module."}};
   for (const auto& [from, to] : kPrefixes) {
     const std::string f = from;
@@ -639,7 +639,7 @@ RankCompare compare_dumps(Dump npu, Dump bench, const CompareOptions& options) {
   }
   const DumpMode mode = rc.npu.mode;
   if (rc.bench.mode != mode) {
-    static const char* kNames[] = {"statistics", "tensor", "md5"};
+    static constexpr const char* kNames[] = {"statistics", "tensor", "md5"};
     throw InputError("cannot compare a " + std::string(kNames[static_cast<int>(mode)]) + " dump (" +
                      rc.npu.path.string() + ") with a " + kNames[static_cast<int>(rc.bench.mode)] +
                      " dump (" + rc.bench.path.string() + ")");

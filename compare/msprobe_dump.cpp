@@ -357,7 +357,7 @@ Dump parse_msprobe_dump(const std::string& text, const std::filesystem::path& pa
       Walker w{api, IoKind::ParamsGrad, rows, true, saw_md5};
       w.walk(entry, api, 0);
     } else {
-      static const std::pair<const char*, std::pair<const char*, IoKind>> kIo[] = {
+      static constexpr std::pair<const char*, std::pair<const char*, IoKind>> kIo[] = {
           {"input_args", {".input", IoKind::Input}},
           {"input_kwargs", {".input", IoKind::Input}},
           {"output", {".output", IoKind::Output}},

@@ -423,7 +423,7 @@ Tensor parse_pt(std::shared_ptr<const Bytes> bytes, const std::string& name) {
       args[1]->k != PV::K::Int) {
     throw InputError(name + ": data.pkl: unexpected storage reference");
   }
-  static const std::pair<const char*, ElemType> kStorages[] = {
+  static constexpr std::pair<const char*, ElemType> kStorages[] = {
       {"torch.FloatStorage", ElemType::F32},     {"torch.HalfStorage", ElemType::F16},
       {"torch.BFloat16Storage", ElemType::BF16}, {"torch.DoubleStorage", ElemType::F64},
       {"torch.LongStorage", ElemType::I64},      {"torch.IntStorage", ElemType::I32},

@@ -31,21 +31,21 @@ std::string json_list(const std::vector<std::string>& items) {
 }
 
 bool is_communication(const std::string& api) {
-  static const char* kOps[] = {"all_reduce",
-                               "allreduce",
-                               "all_gather",
-                               "reduce_scatter",
-                               "broadcast",
-                               "all_to_all",
-                               "isend",
-                               "irecv",
-                               ".send.",
-                               ".recv.",
-                               "barrier",
-                               "_reduce_scatter_base",
-                               "_all_gather_base",
-                               "batch_isend_irecv",
-                               "Distributed."};
+  static constexpr const char* kOps[] = {"all_reduce",
+                                         "allreduce",
+                                         "all_gather",
+                                         "reduce_scatter",
+                                         "broadcast",
+                                         "all_to_all",
+                                         "isend",
+                                         "irecv",
+                                         ".send.",
+                                         ".recv.",
+                                         "barrier",
+                                         "_reduce_scatter_base",
+                                         "_all_gather_base",
+                                         "batch_isend_irecv",
+                                         "Distributed."};
   for (const char* op : kOps) {
     if (api.find(op) != std::string::npos) return true;
   }
@@ -181,7 +181,7 @@ nlohmann::json suspect_json(const RankCompare& rc, const Suspect& s) {
 }  // namespace
 
 nlohmann::json rank_json(const RankCompare& rc, bool with_results) {
-  static const char* kModes[] = {"statistics", "tensor", "md5"};
+  static constexpr const char* kModes[] = {"statistics", "tensor", "md5"};
   nlohmann::json j{{"rank", rc.label},
                    {"npu", rc.npu.path.string()},
                    {"bench", rc.bench.path.string()},

@@ -310,7 +310,7 @@ Tensor parse_npy(std::shared_ptr<const Bytes> bytes, const std::string& name) {
   if (descr.size() < 3) fail("unsupported dtype '" + descr + "'");
   if (descr[0] == '>') fail("big-endian data ('" + descr + "') is not supported");
   const std::string code = descr.substr(1);
-  static const std::pair<const char*, ElemType> kTypes[] = {
+  static constexpr std::pair<const char*, ElemType> kTypes[] = {
       {"f2", ElemType::F16}, {"f4", ElemType::F32}, {"f8", ElemType::F64}, {"i1", ElemType::I8},
       {"i2", ElemType::I16}, {"i4", ElemType::I32}, {"i8", ElemType::I64}, {"u1", ElemType::U8},
       {"u2", ElemType::U16}, {"u4", ElemType::U32}, {"u8", ElemType::U64}, {"b1", ElemType::Bool}};
