@@ -8,8 +8,8 @@
 //   MaxRelativeErr    max |(N - B) / B|, where B == 0 elements get eps added to both sides
 //   One/Five Thousandth Err Ratio   share of elements with relative error < 0.001 / 0.005
 //
-// Two passes: the first checks that NaN and inf sit at the same positions on both sides (else
-// every metric is N/A); the second treats those positions as 0 on both sides and accumulates.
+// One pass: NaN and inf must sit at the same positions on both sides (else every metric is
+// N/A); there they count as 0 on both sides.
 // Lifecycle: pure functions. Threading: none shared.
 #pragma once
 

@@ -127,6 +127,15 @@ std::shared_ptr<const Bytes> Bytes::map_file(const std::filesystem::path& path) 
   return b;
 }
 
+void Bytes::release(const uint8_t* from, size_t len) const {
+  if (!mapped_ || len == 0) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  // Whole pages inside the range only: a page shared with unread data stays.
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(from) + page - 1) / page * page;
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(from) + len) / page * page;
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
+
 std::shared_ptr<const Bytes> Bytes::copy_of(std::string_view data) {
   std::shared_ptr<Bytes> b(new Bytes());
   b->owned_.assign(data);
@@ -246,6 +255,10 @@ void Tensor::read(size_t first, size_t n, double* out) const {
     }
     out[i] = element(type, base + offset * es);
   }
+}
+
+void Tensor::release(size_t first, size_t n) const {
+  if (contiguous && bytes) bytes->release(base + first * elem_size(type), n * elem_size(type));
 }
 
 Tensor parse_npy(std::shared_ptr<const Bytes> bytes, const std::string& name) {

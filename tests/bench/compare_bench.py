@@ -26,6 +26,10 @@ import tempfile
 try:
     import numpy as np
 except ImportError:
+    # numpy comes from Debian: an interpreter of its own on PATH (pyenv, a venv) may lack it.
+    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and \
+            os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
     print("skipped: numpy is not installed (Debian: python3-numpy)")
     sys.exit(0)
 
