@@ -148,12 +148,13 @@ def main():
                 print("MISMATCH", b)
             failed |= bool(bad)
             volume = 2 * total
+            cpu = max(cpu, 0.01)  # GNU time counts in hundredths: a tiny run may show 0
             results.append({"case": label, "tensors": count, "elements_each": n,
                             "input_mib": volume / MIB, "faultctl_cpu_s": cpu,
                             "faultctl_wall_s": wall, "faultctl_gb_per_cpu_s": volume / cpu / 1e9,
                             "faultctl_peak_rss_mib": rss_kib / 1024,
                             "numpy_cpu_s": ref["cpu"],
-                            "numpy_gb_per_cpu_s": volume / ref["cpu"] / 1e9,
+                            "numpy_gb_per_cpu_s": volume / max(ref["cpu"], 0.01) / 1e9,
                             "numpy_peak_rss_mib": ref["rss_kib"] / 1024,
                             "agree": not bad})
             shutil.rmtree(root, ignore_errors=True)
