@@ -1,5 +1,7 @@
 #include "compare/cli.hpp"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <thread>
 
@@ -19,6 +21,7 @@ struct Options {
   bool help = false;
   CompareOptions compare;
   unsigned jobs = 0;
+  int devices_per_node = 0;  // --replicas: rank R is device R mod N of its node
 };
 
 bool parse(const std::vector<std::string>& args, Options& o, std::ostream& err) {
@@ -43,6 +46,17 @@ bool parse(const std::vector<std::string>& args, Options& o, std::ostream& err) 
       if (!value(o.output)) return false;
     } else if (a == "--replicas") {
       o.replicas = true;
+    } else if (a == "--devices-per-node") {
+      if (!value(v)) return false;
+      try {
+        o.devices_per_node = std::stoi(v);
+      } catch (const std::exception&) {
+        o.devices_per_node = 0;
+      }
+      if (o.devices_per_node <= 0) {
+        err << "faultctl compare: --devices-per-node takes a positive number\n";
+        return false;
+      }
     } else if (a == "--fuzzy") {
       o.compare.fuzzy = true;
     } else if (a == "--jobs" || a == "-j") {
@@ -75,6 +89,12 @@ int run_replicas(const Options& o, std::ostream& out, std::ostream& err) {
   if (inputs.size() < 2) throw InputError("--replicas needs the dumps of two or more ranks");
   std::vector<Dump> dumps;
   std::vector<std::string> labels;
+  // The device a rank ran on, when the node's size is known: data-parallel ranks fill nodes in
+  // order, so rank R is local device R mod N.
+  auto device_of = [&](size_t i) -> std::optional<int> {
+    if (o.devices_per_node <= 0 || !inputs[i].id) return std::nullopt;
+    return *inputs[i].id % o.devices_per_node;
+  };
   for (const auto& in : inputs) {
     dumps.push_back(read_dump(in.path));
     labels.push_back(in.label);
@@ -95,6 +115,9 @@ int run_replicas(const Options& o, std::ostream& out, std::ostream& err) {
         {"rows", rows},
         {"suspect", rep.suspect ? nlohmann::json(rep.labels[*rep.suspect]) : nlohmann::json()}};
     if (rep.first) j["first"] = {{"name", rep.first->name}, {"api", rep.first->api}};
+    if (rep.suspect) {
+      if (auto dev = device_of(*rep.suspect)) j["device"] = std::to_string(*dev);
+    }
     out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     out << rep.labels.size() << " replicas, " << rep.rows_checked
@@ -104,8 +127,9 @@ int run_replicas(const Options& o, std::ostream& out, std::ostream& err) {
           << " disagreement(s)\n";
     }
     if (rep.suspect) {
-      out << "suspect: " << terminal_safe(rep.labels[*rep.suspect])
-          << " disagrees with the majority, first at " << terminal_safe(rep.first->api) << " ("
+      out << "suspect: " << terminal_safe(rep.labels[*rep.suspect]);
+      if (auto dev = device_of(*rep.suspect)) out << " (device " << *dev << " of its node)";
+      out << " disagrees with the majority, first at " << terminal_safe(rep.first->api) << " ("
           << terminal_safe(rep.first->name) << ")\n";
     } else if (!rep.rows.empty()) {
       out << "the replicas disagree (" << rep.rows.size()
@@ -121,7 +145,15 @@ int run_pairs(const Options& o, std::ostream& out, std::ostream& err) {
   const auto pairs = pair_ranks(find_ranks(o.paths[0]), find_ranks(o.paths[1]));
   const unsigned jobs =
       o.jobs > 0 ? o.jobs : std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-  const auto ranks = compare_ranks(pairs, o.compare, jobs);
+  // A progress line on a terminal, when several ranks take a while.
+  Progress progress;
+  if (pairs.size() > 1 && isatty(STDERR_FILENO) != 0) {
+    progress = [&err](size_t done, size_t total) {
+      err << "\rcompared " << done << " of " << total << " ranks" << (done == total ? "\n" : "")
+          << std::flush;
+    };
+  }
+  const auto ranks = compare_ranks(pairs, o.compare, jobs, progress);
   const int code = verdict_exit_code(ranks);
   if (o.format == "text") {
     print_summary(out, ranks);
@@ -174,6 +206,7 @@ void compare_usage(std::ostream& out) {
   out << "usage: faultctl compare NPU_DUMP BENCH_DUMP [-o text|csv|json] [--output FILE|DIR]\n"
          "                        [--fuzzy] [--jobs N]\n"
          "       faultctl compare --replicas DUMP DUMP DUMP...|STEP_DIR [-o text|json]\n"
+         "                        [--devices-per-node N]\n"
          "A dump is a dump.json, a .pkl, a rank folder holding one, or a step folder of\n"
          "rank<N> folders (ranks are paired by id). Exit: 0 all pass, 1 suspect, 2 input error.\n";
 }

@@ -4,6 +4,7 @@
 //   faultctl compare NPU_DUMP BENCH_DUMP [-o text|csv|json] [--output FILE|DIR] [--fuzzy]
 //                    [--jobs N]
 //   faultctl compare --replicas DUMP DUMP DUMP... | --replicas STEP_DIR  [-o text|json]
+//                    [--devices-per-node N]
 //
 // Exit status: 0 every row passes, 1 a suspect was found, 2 the input cannot be compared
 // (unreadable, malformed, different ranks or modes; also a usage error).

@@ -117,10 +117,13 @@ std::vector<std::pair<RankInput, RankInput>> pair_ranks(const std::vector<RankIn
 }
 
 std::vector<RankCompare> compare_ranks(const std::vector<std::pair<RankInput, RankInput>>& pairs,
-                                       const CompareOptions& options, unsigned threads) {
+                                       const CompareOptions& options, unsigned threads,
+                                       const Progress& progress) {
   std::vector<std::optional<RankCompare>> results(pairs.size());
   std::vector<std::exception_ptr> errors(pairs.size());
   std::atomic<size_t> next{0};
+  std::mutex progress_mutex;  // guards done and the callback
+  size_t done = 0;
   auto work = [&]() {
     for (size_t i = next++; i < pairs.size(); i = next++) {
       try {
@@ -130,6 +133,10 @@ std::vector<RankCompare> compare_ranks(const std::vector<std::pair<RankInput, Ra
         results[i] = std::move(rc);
       } catch (...) {
         errors[i] = std::current_exception();
+      }
+      if (progress) {
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        progress(++done, pairs.size());
       }
     }
   };

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -38,9 +39,12 @@ std::vector<std::pair<RankInput, RankInput>> pair_ranks(const std::vector<RankIn
                                                         const std::vector<RankInput>& bench);
 
 // Reads and compares every pair, at most `threads` at a time; results in pair order.
-// Throws the first InputError met (after every thread has finished).
+// Throws the first InputError met (after every thread has finished). `progress`, when set, is
+// called (from the comparing threads, one call at a time) with the pairs done so far.
+using Progress = std::function<void(size_t done, size_t total)>;
 std::vector<RankCompare> compare_ranks(const std::vector<std::pair<RankInput, RankInput>>& pairs,
-                                       const CompareOptions& options, unsigned threads);
+                                       const CompareOptions& options, unsigned threads,
+                                       const Progress& progress = {});
 
 struct ReplicaRow {
   std::string name;  // the tensor

@@ -360,3 +360,57 @@ TEST_CASE("faultctl compare: exit 0 all pass, 1 suspect, 2 input error; json and
   CHECK(out.str().find("note: ") != std::string::npos);
   CHECK(out.str().find("unexpected end of input") != std::string::npos);
 }
+
+TEST_CASE("backward calls are renumbered in order; --fuzzy ignores call indices") {
+  const std::string t = tensor("torch.float32", "[2]", 1, 0, 0.5, 1);
+  const std::string t2 = tensor("torch.float32", "[2]", 1, 0, 0.5, 2);
+  // Recomputation numbered the NPU's backward calls 5 and 7, the bench's 0 and 1: the k-th
+  // backward call of an API pairs with the k-th, whatever its index.
+  const auto npu =
+      dump("statistics", {entry("Torch.mm.5.backward", t, t), entry("Torch.mm.7.backward", t, t2)});
+  const auto bench =
+      dump("statistics", {entry("Torch.mm.0.backward", t, t), entry("Torch.mm.1.backward", t, t)});
+  const auto rc = cmp::compare_dumps(cmp::parse_msprobe_dump(npu, "n"),
+                                     cmp::parse_msprobe_dump(bench, "b"), {});
+  REQUIRE(rc.rows.size() == 4);
+  for (const auto& r : rc.rows) CHECK(r.bench);
+  CHECK(rc.bench.rows[*rc.rows[3].bench].name == "Torch.mm.1.backward.output.0");
+  CHECK(rc.rows[3].rel[3] == "100.0%");
+
+  // One extra forward call on the NPU shifts every later index: only --fuzzy pairs them.
+  const auto fwd_npu = dump("statistics", {entry("Torch.mm.1.forward", t, t)});
+  const auto fwd_bench = dump("statistics", {entry("Torch.mm.0.forward", t, t)});
+  const auto exact = cmp::compare_dumps(cmp::parse_msprobe_dump(fwd_npu, "n"),
+                                        cmp::parse_msprobe_dump(fwd_bench, "b"), {});
+  CHECK_FALSE(exact.rows[0].bench);
+  cmp::CompareOptions fuzzy;
+  fuzzy.fuzzy = true;
+  const auto loose = cmp::compare_dumps(cmp::parse_msprobe_dump(fwd_npu, "n"),
+                                        cmp::parse_msprobe_dump(fwd_bench, "b"), fuzzy);
+  CHECK(loose.rows[0].bench);
+  CHECK(loose.rows[1].bench);
+}
+
+TEST_CASE("replicas name the device when the node size is given; progress is reported") {
+  TempDir dir;
+  for (int rank : {8, 9, 10}) {
+    write_stat_rank(dir, "step0/rank" + std::to_string(rank), rank, rank == 10 ? 7.0 : 1.0);
+  }
+  std::ostringstream out, err;
+  CHECK(cmp::run_compare_command({"--replicas", dir.file("step0"), "--devices-per-node", "8"},
+                                 false, out, err) == 1);
+  CHECK(out.str().find("suspect: rank10 (device 2 of its node)") != std::string::npos);
+
+  write_stat_rank(dir, "b/rank8", 2);
+  write_stat_rank(dir, "b/rank9", 2);
+  write_stat_rank(dir, "b/rank10", 2);
+  std::vector<size_t> seen;
+  const auto pairs =
+      cmp::pair_ranks(cmp::find_ranks(dir.path() / "step0"), cmp::find_ranks(dir.path() / "b"));
+  const auto ranks = cmp::compare_ranks(pairs, {}, 2, [&](size_t done, size_t total) {
+    CHECK(total == 3);
+    seen.push_back(done);
+  });
+  CHECK(seen == std::vector<size_t>{1, 2, 3});
+  CHECK(ranks[2].label == "rank10");  // numeric order, not "rank10" before "rank8"
+}
