@@ -639,10 +639,9 @@ RankCompare compare_dumps(Dump npu, Dump bench, const CompareOptions& options) {
   }
   const DumpMode mode = rc.npu.mode;
   if (rc.bench.mode != mode) {
-    static constexpr const char* kNames[] = {"statistics", "tensor", "md5"};
-    throw InputError("cannot compare a " + std::string(kNames[static_cast<int>(mode)]) + " dump (" +
-                     rc.npu.path.string() + ") with a " + kNames[static_cast<int>(rc.bench.mode)] +
-                     " dump (" + rc.bench.path.string() + ")");
+    throw InputError(std::string("cannot compare a ") + mode_name(mode) + " dump (" +
+                     rc.npu.path.string() + ") with a " + mode_name(rc.bench.mode) + " dump (" +
+                     rc.bench.path.string() + ")");
   }
   if (rc.semantics == Semantics::Ptdbg) {
     match_by_queue(rc, options, rc.rows);

@@ -33,6 +33,8 @@ class InputError : public std::runtime_error {
 
 enum class DumpFamily { Msprobe, Ptdbg };
 enum class DumpMode { Statistics, Tensor, Md5 };
+// "statistics", "tensor", "md5": msprobe's names, in messages and in -o json.
+const char* mode_name(DumpMode mode);
 enum class IoKind { Input, Params, Output, ParamsGrad };
 
 // A table cell as the reference tools hold it: Python None, bool, int, float or str.

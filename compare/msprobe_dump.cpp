@@ -230,6 +230,18 @@ std::vector<std::string> renumbered_backward_keys(const std::vector<std::string>
 
 }  // namespace
 
+const char* mode_name(DumpMode mode) {
+  switch (mode) {
+    case DumpMode::Statistics:
+      return "statistics";
+    case DumpMode::Tensor:
+      return "tensor";
+    case DumpMode::Md5:
+      return "md5";
+  }
+  return "?";
+}
+
 Scalar Scalar::from_json(const JsonValue& v) {
   Scalar s;
   switch (v.type) {

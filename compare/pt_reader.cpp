@@ -4,6 +4,7 @@
 // where the persistent id is ('storage', torch.<Type>Storage, key, location, numel). The
 // pickle is run by a small stack machine that knows only the opcodes torch.save emits and
 // builds no objects: it just records the calls, then the tensor is found among them.
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -368,7 +369,9 @@ PVP run_pickle(const uint8_t* p, size_t n, const std::string& name) {
         if (stack.empty()) fail("empty result");
         return stack.back();
       default:
-        fail("unsupported pickle opcode 0x" + std::to_string(op) + " at byte " +
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", op);
+        fail(std::string("unsupported pickle opcode ") + hex + " at byte " +
              std::to_string(at - 1));
     }
   }

@@ -181,12 +181,11 @@ nlohmann::json suspect_json(const RankCompare& rc, const Suspect& s) {
 }  // namespace
 
 nlohmann::json rank_json(const RankCompare& rc, bool with_results) {
-  static constexpr const char* kModes[] = {"statistics", "tensor", "md5"};
   nlohmann::json j{{"rank", rc.label},
                    {"npu", rc.npu.path.string()},
                    {"bench", rc.bench.path.string()},
                    {"family", msprobe(rc) ? "msprobe" : "ptdbg"},
-                   {"mode", kModes[static_cast<int>(rc.npu.mode)]},
+                   {"mode", mode_name(rc.npu.mode)},
                    {"rows", rc.rows.size()},
                    {"pass", rc.pass},
                    {"warning", rc.warning},

@@ -110,3 +110,29 @@ TEST_CASE("quick-start statistics dump, step1 against step0, reproduces msprobe'
   cmp::write_csv(csv, rc);
   CHECK(csv.str() == cmp::read_text_file(compare_fixture(oracle_path)));
 }
+
+TEST_CASE("MindSpore against PyTorch: Mint. is Torch., and dtypes compare without spelling") {
+  SKIP_WITHOUT_COMPARE_FIXTURE("msprobe_xframe/mindspore_data/dump.json");
+  const auto rc =
+      cmp::compare_dumps(cmp::read_dump(compare_fixture("msprobe_xframe/mindspore_data")),
+                         cmp::read_dump(compare_fixture("msprobe_xframe/pytorch_data")), {});
+  bool cos_matched = false;
+  for (const auto& row : rc.rows) {
+    const auto& n = rc.npu.rows[row.npu];
+    if (n.name != "Mint.cos.0.forward.input.0") continue;
+    REQUIRE(row.bench);
+    CHECK(rc.bench.rows[*row.bench].name == "Torch.cos.0.forward.input.0");
+    CHECK(row.result == "pass");  // Float32 against torch.float32 is no dtype difference
+    cos_matched = true;
+  }
+  CHECK(cos_matched);
+}
+
+TEST_CASE("a statistics dump against a tensor dump is refused, naming both") {
+  const auto stats =
+      cmp::parse_msprobe_dump(R"({"task": "statistics", "data": {}})", "a/dump.json");
+  const auto tensor = cmp::parse_msprobe_dump(R"({"task": "tensor", "data": {}})", "b/dump.json");
+  CHECK_THROWS_WITH(cmp::compare_dumps(stats, tensor, {}),
+                    "cannot compare a statistics dump (a/dump.json) with a tensor dump "
+                    "(b/dump.json)");
+}
