@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <fstream>
 #include <thread>
 
@@ -22,7 +24,21 @@ struct Options {
   CompareOptions compare;
   unsigned jobs = 0;
   int devices_per_node = 0;  // --replicas: rank R is device R mod N of its node
+  std::string data_mapping;  // YAML file: NPU tensor name -> bench tensor name
 };
+
+// msprobe's data_mapping.yaml: a flat map of full tensor names.
+std::map<std::string, std::string> load_data_mapping(const std::string& path) {
+  std::map<std::string, std::string> out;
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    if (!root.IsMap()) throw InputError(path + ": expected a map of NPU name to bench name");
+    for (const auto& kv : root) out[kv.first.as<std::string>()] = kv.second.as<std::string>();
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ": " + e.what());
+  }
+  return out;
+}
 
 bool parse(const std::vector<std::string>& args, Options& o, std::ostream& err) {
   for (size_t i = 0; i < args.size(); ++i) {
@@ -57,6 +73,8 @@ bool parse(const std::vector<std::string>& args, Options& o, std::ostream& err) 
         err << "faultctl compare: --devices-per-node takes a positive number\n";
         return false;
       }
+    } else if (a == "--data-mapping") {
+      if (!value(o.data_mapping)) return false;
     } else if (a == "--fuzzy") {
       o.compare.fuzzy = true;
     } else if (a == "--jobs" || a == "-j") {
@@ -141,7 +159,8 @@ int run_replicas(const Options& o, std::ostream& out, std::ostream& err) {
   return rep.rows.empty() ? kExitAllPass : kExitSuspect;
 }
 
-int run_pairs(const Options& o, std::ostream& out, std::ostream& err) {
+int run_pairs(Options o, std::ostream& out, std::ostream& err) {
+  if (!o.data_mapping.empty()) o.compare.data_mapping = load_data_mapping(o.data_mapping);
   const auto pairs = pair_ranks(find_ranks(o.paths[0]), find_ranks(o.paths[1]));
   const unsigned jobs =
       o.jobs > 0 ? o.jobs : std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
@@ -204,7 +223,7 @@ int run_pairs(const Options& o, std::ostream& out, std::ostream& err) {
 
 void compare_usage(std::ostream& out) {
   out << "usage: faultctl compare NPU_DUMP BENCH_DUMP [-o text|csv|json] [--output FILE|DIR]\n"
-         "                        [--fuzzy] [--jobs N]\n"
+         "                        [--fuzzy] [--data-mapping YAML] [--jobs N]\n"
          "       faultctl compare --replicas DUMP DUMP DUMP...|STEP_DIR [-o text|json]\n"
          "                        [--devices-per-node N]\n"
          "A dump is a dump.json, a .pkl, a rank folder holding one, or a step folder of\n"

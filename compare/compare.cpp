@@ -79,13 +79,21 @@ std::string without_call_index(const std::string& key) {
 void match_by_name(const RankCompare& rc, const CompareOptions& o, std::vector<ResultRow>& out) {
   const bool cross = rc.npu.framework != rc.bench.framework;
   std::unordered_map<std::string, size_t> bench_index;
+  std::unordered_map<std::string, size_t> bench_by_name;  // for the data mapping
   for (size_t i = 0; i < rc.bench.rows.size(); ++i) {
     const auto& k = rc.bench.rows[i].key;
     bench_index.emplace(o.fuzzy ? without_call_index(k) : k, i);
+    if (!o.data_mapping.empty()) bench_by_name.emplace(rc.bench.rows[i].name, i);
   }
   for (size_t i = 0; i < rc.npu.rows.size(); ++i) {
     ResultRow r;
     r.npu = i;
+    if (const auto m = o.data_mapping.find(rc.npu.rows[i].name); m != o.data_mapping.end()) {
+      if (const auto b = bench_by_name.find(m->second); b != bench_by_name.end())
+        r.bench = b->second;
+      out.push_back(std::move(r));
+      continue;
+    }
     std::string key = rc.npu.rows[i].key;
     if (cross) key = cross_framework_key(key);
     if (o.fuzzy) key = without_call_index(key);

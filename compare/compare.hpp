@@ -15,6 +15,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ namespace faultd::compare {
 struct CompareOptions {
   bool fuzzy = false;            // match names without their call index (call-index drift)
   size_t chunk = kDefaultChunk;  // tensor elements read at a time, per side
+  // msprobe -dm: NPU tensor name -> bench tensor name, taken as given (no dtype gate), for
+  // wrappers and renames no rule can guess.
+  std::map<std::string, std::string> data_mapping;
 };
 
 struct ResultRow {

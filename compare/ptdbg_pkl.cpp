@@ -113,6 +113,14 @@ Dump parse_ptdbg_pkl(const std::string& text, const std::filesystem::path& path)
     dump.rows.push_back(std::move(r));
   }
   std::error_code ec;
+  if (!std::filesystem::is_directory(dump.data_dir, ec)) {
+    // ptdbg 1.0 named the tensor directory with a time stamp: api_stack_npu_dump_20230104_13434.
+    const std::string prefix = path.stem().string() + "_";
+    for (const auto& e : std::filesystem::directory_iterator(path.parent_path(), ec)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_directory(ec) && name.rfind(prefix, 0) == 0) dump.data_dir = e.path();
+    }
+  }
   if (any_md5) {
     dump.mode = DumpMode::Md5;
   } else if (std::filesystem::is_directory(dump.data_dir, ec)) {

@@ -414,3 +414,39 @@ TEST_CASE("replicas name the device when the node size is given; progress is rep
   CHECK(seen == std::vector<size_t>{1, 2, 3});
   CHECK(ranks[2].label == "rank10");  // numeric order, not "rank10" before "rank8"
 }
+
+TEST_CASE("--data-mapping pairs renamed tensors as given") {
+  TempDir dir;
+  const std::string t = tensor("torch.float32", "[2]", 1, 0, 0.5, 1);
+  dir.write("n/dump.json", dump("statistics", {entry("Torch.te_linear.0.forward", t, t)}));
+  dir.write("b/dump.json", dump("statistics", {entry("Torch.linear.0.forward", t, t)}));
+  dir.write("map.yaml", "Torch.te_linear.0.forward.output.0: Torch.linear.0.forward.output.0\n");
+  dir.write("bad.yaml", "- a list\n");
+  std::ostringstream out, err;
+  CHECK(cmp::run_compare_command(
+            {dir.file("n"), dir.file("b"), "--data-mapping", dir.file("map.yaml"), "-o", "csv"},
+            false, out, err) == 0);
+  std::istringstream lines(out.str());
+  std::string header, input, output;
+  std::getline(lines, header);
+  std::getline(lines, input);
+  std::getline(lines, output);
+  CHECK(input.rfind("Torch.te_linear.0.forward.input.0,N/A,", 0) == 0);  // not in the mapping
+  CHECK(output.rfind("Torch.te_linear.0.forward.output.0,Torch.linear.0.forward.output.0,", 0) ==
+        0);
+  CHECK(cmp::run_compare_command(
+            {dir.file("n"), dir.file("b"), "--data-mapping", dir.file("bad.yaml")}, false, out,
+            err) == 2);
+  CHECK(err.str().find("expected a map") != std::string::npos);
+}
+
+TEST_CASE("ptdbg 1.0: the tensor directory may carry a time stamp") {
+  TempDir dir;
+  dir.write("rank0/api_stack_npu_dump.pkl",
+            "[\"Torch_add_0_forward_output\", 1, [], \"torch.float32\", [2], [1, 0, 0.5, 1]]\n");
+  dir.write("rank0/api_stack_npu_dump_20230104_13434/Torch_add_0_forward_output.npy",
+            npy_file("<f4", "(2,)", raw_bytes(std::vector<float>{0, 1})));
+  const auto d = cmp::read_dump(dir.path() / "rank0");
+  CHECK(d.mode == cmp::DumpMode::Tensor);
+  CHECK(d.data_dir.filename() == "api_stack_npu_dump_20230104_13434");
+}
