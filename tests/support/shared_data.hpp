@@ -5,8 +5,9 @@
 //
 // A test case that needs them starts with SKIP_WITHOUT_MINDCLUSTER(): when they are absent it
 // warns, saying what was skipped and why, and returns. The accuracy tools' dumps and result
-// tables (data/compare/) work the same way, with SKIP_WITHOUT_COMPARE_FIXTURE(path). The message matches the ctest
-// SKIP_REGULAR_EXPRESSION set in tests/CMakeLists.txt, so ctest reports the case as skipped.
+// tables (data/compare/) work the same way, with SKIP_WITHOUT_COMPARE_FIXTURE(path). The message
+// matches the ctest SKIP_REGULAR_EXPRESSION set in tests/CMakeLists.txt, so ctest reports the case
+// as skipped.
 #pragma once
 
 #include <catch2/catch.hpp>

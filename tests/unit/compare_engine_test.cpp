@@ -415,7 +415,7 @@ TEST_CASE("replicas name the device when the node size is given; progress is rep
   CHECK(ranks[2].label == "rank10");  // numeric order, not "rank10" before "rank8"
 }
 
-TEST_CASE("--data-mapping pairs renamed tensors as given") {
+TEST_CASE("a data mapping (msprobe -dm) pairs renamed tensors as given") {
   TempDir dir;
   const std::string t = tensor("torch.float32", "[2]", 1, 0, 0.5, 1);
   dir.write("n/dump.json", dump("statistics", {entry("Torch.te_linear.0.forward", t, t)}));
