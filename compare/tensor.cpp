@@ -129,11 +129,13 @@ std::shared_ptr<const Bytes> Bytes::map_file(const std::filesystem::path& path) 
 
 void Bytes::release(const uint8_t* from, size_t len) const {
   if (!mapped_ || len == 0) return;
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  // Whole pages inside the range only: a page shared with unread data stays.
-  const uintptr_t lo = (reinterpret_cast<uintptr_t>(from) + page - 1) / page * page;
-  const uintptr_t hi = (reinterpret_cast<uintptr_t>(from) + len) / page * page;
-  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  // The mapping starts on a page boundary; whole pages inside the range only, so a page shared
+  // with data not read yet stays.
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const auto start = static_cast<size_t>(from - data_);
+  const size_t lo = (start + page - 1) / page * page;
+  const size_t hi = (start + len) / page * page;
+  if (hi > lo) madvise(const_cast<uint8_t*>(data_) + lo, hi - lo, MADV_DONTNEED);
 }
 
 std::shared_ptr<const Bytes> Bytes::copy_of(std::string_view data) {
