@@ -85,6 +85,8 @@ PairMetrics compare_tensors(const Tensor& npu, const Tensor& bench, Semantics se
   bool rel_nan = false;
   for (size_t at = 0; at < n; at += a.size()) {
     const size_t k = std::min(a.size(), n - at);
+    npu.prefetch(at, k);
+    bench.prefetch(at, k);
     npu.read(at, k, a.data());
     bench.read(at, k, b.data());
     npu.release(at, k);  // what has been read leaves memory: bounded by the chunk

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -125,6 +126,19 @@ std::shared_ptr<const Bytes> Bytes::map_file(const std::filesystem::path& path) 
   }
   ::close(fd);
   return b;
+}
+
+void Bytes::prefetch(const uint8_t* from, size_t len) const {
+#ifdef MADV_POPULATE_READ
+  if (!mapped_ || len == 0) return;
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t lo = static_cast<size_t>(from - data_) / page * page;
+  const size_t hi = std::min(size_, static_cast<size_t>(from - data_) + len);
+  madvise(const_cast<uint8_t*>(data_) + lo, hi - lo, MADV_POPULATE_READ);
+#else
+  (void)from;
+  (void)len;
+#endif
 }
 
 void Bytes::release(const uint8_t* from, size_t len) const {
@@ -257,6 +271,10 @@ void Tensor::read(size_t first, size_t n, double* out) const {
     }
     out[i] = element(type, base + offset * es);
   }
+}
+
+void Tensor::prefetch(size_t first, size_t n) const {
+  if (contiguous && bytes) bytes->prefetch(base + first * elem_size(type), n * elem_size(type));
 }
 
 void Tensor::release(size_t first, size_t n) const {
