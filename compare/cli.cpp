@@ -21,6 +21,7 @@ struct Options {
   std::string output;
   bool replicas = false;
   bool help = false;
+  bool pair_by_order = false;  // ranks paired by position, not id
   CompareOptions compare;
   unsigned jobs = 0;
   int devices_per_node = 0;  // --replicas: rank R is device R mod N of its node
@@ -75,6 +76,8 @@ bool parse(const std::vector<std::string>& args, Options& o, std::ostream& err) 
       }
     } else if (a == "--data-mapping") {
       if (!value(o.data_mapping)) return false;
+    } else if (a == "--pair-by-order") {
+      o.pair_by_order = true;
     } else if (a == "--fuzzy") {
       o.compare.fuzzy = true;
     } else if (a == "--jobs" || a == "-j") {
@@ -161,7 +164,7 @@ int run_replicas(const Options& o, std::ostream& out, std::ostream& err) {
 
 int run_pairs(Options o, std::ostream& out, std::ostream& err) {
   if (!o.data_mapping.empty()) o.compare.data_mapping = load_data_mapping(o.data_mapping);
-  const auto pairs = pair_ranks(find_ranks(o.paths[0]), find_ranks(o.paths[1]));
+  const auto pairs = pair_ranks(find_ranks(o.paths[0]), find_ranks(o.paths[1]), o.pair_by_order);
   const unsigned jobs =
       o.jobs > 0 ? o.jobs : std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   // A progress line on a terminal, when several ranks take a while.
@@ -223,7 +226,7 @@ int run_pairs(Options o, std::ostream& out, std::ostream& err) {
 
 void compare_usage(std::ostream& out) {
   out << "usage: faultctl compare NPU_DUMP BENCH_DUMP [-o text|csv|json] [--output FILE|DIR]\n"
-         "                        [--fuzzy] [--data-mapping YAML] [--jobs N]\n"
+         "                        [--fuzzy] [--data-mapping YAML] [--pair-by-order] [--jobs N]\n"
          "       faultctl compare --replicas DUMP DUMP DUMP...|STEP_DIR [-o text|json]\n"
          "                        [--devices-per-node N]\n"
          "A dump is a dump.json, a .pkl, a rank folder holding one, or a step folder of\n"

@@ -78,7 +78,8 @@ std::vector<RankInput> find_ranks(const std::filesystem::path& path) {
 }
 
 std::vector<std::pair<RankInput, RankInput>> pair_ranks(const std::vector<RankInput>& npu,
-                                                        const std::vector<RankInput>& bench) {
+                                                        const std::vector<RankInput>& bench,
+                                                        bool by_order) {
   if (npu.size() == 1 && bench.size() == 1 && (!npu[0].id || !bench[0].id)) {
     return {{npu[0], bench[0]}};
   }
@@ -89,6 +90,16 @@ std::vector<std::pair<RankInput, RankInput>> pair_ranks(const std::vector<RankIn
   if (bench.size() == 1 && !bench[0].id) {
     throw InputError("the bench side is a single dump, the NPU side has " +
                      std::to_string(npu.size()) + " ranks");
+  }
+  if (by_order) {
+    if (npu.size() != bench.size()) {
+      throw InputError(
+          "the two runs hold different numbers of ranks: " + std::to_string(npu.size()) +
+          " on the NPU side, " + std::to_string(bench.size()) + " on the bench side");
+    }
+    std::vector<std::pair<RankInput, RankInput>> out;
+    for (size_t i = 0; i < npu.size(); ++i) out.emplace_back(npu[i], bench[i]);
+    return out;
   }
   std::map<int, const RankInput*> b;
   for (const auto& r : bench) b[*r.id] = &r;

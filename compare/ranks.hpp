@@ -34,9 +34,11 @@ struct RankInput {
 std::vector<RankInput> find_ranks(const std::filesystem::path& path);
 
 // Pairs by numeric id; a single dump on each side pairs with each other. Throws InputError
-// naming the ranks present on one side only.
+// naming the ranks present on one side only. `by_order`: pair the i-th lowest id with the i-th
+// lowest (msprobe's way: rank0..7 against rank8..15); the counts must still be equal.
 std::vector<std::pair<RankInput, RankInput>> pair_ranks(const std::vector<RankInput>& npu,
-                                                        const std::vector<RankInput>& bench);
+                                                        const std::vector<RankInput>& bench,
+                                                        bool by_order = false);
 
 // Reads and compares every pair, at most `threads` at a time; results in pair order.
 // Throws the first InputError met (after every thread has finished). `progress`, when set, is

@@ -292,6 +292,12 @@ TEST_CASE("two ranks, paired by id and compared on two threads; the bad one is n
                                     cmp::find_ranks(dir.path() / "bench/step0")),
                     "the two runs hold different ranks: only on the NPU side: rank10; only on "
                     "the bench side: rank2");
+  // Asked for, by position: rank0-rank0, rank1-rank1, rank10-rank2 (numeric order).
+  const auto by_order = cmp::pair_ranks(cmp::find_ranks(dir.path() / "npu/step0"),
+                                        cmp::find_ranks(dir.path() / "bench/step0"), true);
+  REQUIRE(by_order.size() == 3);
+  CHECK(by_order[2].first.label == "rank10");
+  CHECK(by_order[2].second.label == "rank2");
 }
 
 TEST_CASE("replicas: the rank whose parameter differs from the majority is named") {
