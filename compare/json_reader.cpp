@@ -26,6 +26,8 @@ struct ParseFailure {
 class Parser {
  public:
   explicit Parser(std::string_view text) : text_(text) {}
+  Parser(std::string_view text, std::string_view member, const MemberSink* sink)
+      : text_(text), stream_member_(member), sink_(sink) {}
 
   void parse_document(JsonValue& out) {
     skip_space();
@@ -286,10 +288,18 @@ class Parser {
       if (peek() != ':') fail("expected ':'");
       ++pos_;
       skip_space();
+      const bool stream_this = sink_ != nullptr && depth == 0 && key == stream_member_;
       out.members.push_back(JsonMember{std::move(key), JsonValue{}});
       path_.push_back(out.members.size() - 1);
+      if (stream_this) streamed_ = &out.members.back().second;
       parse_value(out.members.back().second, depth + 1);
       path_.pop_back();
+      if (stream_this) streamed_ = nullptr;  // done; its address may be reused
+      if (&out == streamed_) {  // a complete entry of the streamed object: hand it over
+        JsonMember done = std::move(out.members.back());
+        out.members.pop_back();
+        (*sink_)(std::move(done.first), std::move(done.second));
+      }
       skip_space();
       const char c = peek();
       ++pos_;
@@ -303,6 +313,9 @@ class Parser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  std::string_view stream_member_;
+  const MemberSink* sink_ = nullptr;
+  const JsonValue* streamed_ = nullptr;  // the object whose members go to the sink
 
  public:
   bool at_top_ = false;  // a bare number may end exactly at the end of the text
@@ -310,9 +323,10 @@ class Parser {
 
 }  // namespace
 
-JsonParse parse_json(std::string_view text) {
+namespace {
+
+JsonParse run(Parser& parser, std::string_view text) {
   JsonParse result;
-  Parser parser(text);
   // A document that is a bare number ends at the end of the text; any other number must not.
   size_t first = 0;
   while (first < text.size() &&
@@ -340,6 +354,19 @@ JsonParse parse_json(std::string_view text) {
     result.open_path = parser.path_;
   }
   return result;
+}
+
+}  // namespace
+
+JsonParse parse_json(std::string_view text) {
+  Parser parser(text);
+  return run(parser, text);
+}
+
+JsonParse parse_json_streaming(std::string_view text, std::string_view member,
+                               const MemberSink& sink) {
+  Parser parser(text, member, &sink);
+  return run(parser, text);
 }
 
 }  // namespace faultd::compare

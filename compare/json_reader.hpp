@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,5 +66,12 @@ struct JsonParse {
 inline constexpr size_t kMaxJsonDepth = 200;
 
 JsonParse parse_json(std::string_view text);
+
+// The same, but each member of the root object's `member` object (a dump.json's "data") is
+// handed to `sink` as soon as it is complete and not kept: a dump of any size costs one entry's
+// tree. A member cut short by the end of the text is never handed over.
+using MemberSink = std::function<void(std::string&& key, JsonValue&& value)>;
+JsonParse parse_json_streaming(std::string_view text, std::string_view member,
+                               const MemberSink& sink);
 
 }  // namespace faultd::compare

@@ -321,77 +321,86 @@ std::string read_text_file(const std::filesystem::path& path) {
   return text.str();
 }
 
+namespace {
+
+// One dump entry's rows, in msprobe's order: inputs, then parameters, then outputs, then
+// parameter gradients (reorder_index). Keys are set later, when every API name is known.
+void flatten_entry(const std::string& api, const JsonValue& entry, std::vector<TensorRow>& out,
+                   bool& saw_md5) {
+  const auto parts = split_dots(api);
+  if (parts.back() == "debug") return;
+  std::vector<TensorRow> rows;
+  const size_t n = parts.size();
+  if (parts[n - 1] == "parameters_grad" || (n >= 2 && parts[n - 2] == "parameters_grad")) {
+    Walker w{api, IoKind::ParamsGrad, rows, true, saw_md5};
+    w.walk(entry, api, 0);
+  } else {
+    static constexpr std::pair<const char*, std::pair<const char*, IoKind>> kIo[] = {
+        {"input_args", {".input", IoKind::Input}},
+        {"input_kwargs", {".input", IoKind::Input}},
+        {"output", {".output", IoKind::Output}},
+        {"input", {".input", IoKind::Input}},
+        {"parameters", {".parameters", IoKind::Params}}};
+    for (const auto& [field, how] : kIo) {
+      if (const JsonValue* v = entry.find(field); v != nullptr) {
+        Walker w{api, how.second, rows, false, saw_md5};
+        w.walk(*v, api + how.first, 0);
+      }
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const TensorRow& a, const TensorRow& b) {
+    return static_cast<int>(a.io) < static_cast<int>(b.io);
+  });
+  for (auto& r : rows) out.push_back(std::move(r));
+}
+
+}  // namespace
+
 Dump parse_msprobe_dump(const std::string& text, const std::filesystem::path& path) {
   Dump dump;
   dump.family = DumpFamily::Msprobe;
   dump.path = path;
   dump.data_dir = path.parent_path() / "dump_tensor_data";
-  JsonParse parsed = parse_json(text);
-  JsonValue& root = parsed.value;
+  // Entries are flattened as they are read and their trees dropped: memory is the rows, not
+  // the JSON. An entry the file ends in is never handed over, so a truncated dump keeps
+  // exactly its complete entries.
+  std::vector<std::string> apis;
+  bool saw_md5 = false;
+  const JsonParse parsed =
+      parse_json_streaming(text, "data", [&](std::string&& api, JsonValue&& entry) {
+        flatten_entry(api, entry, dump.rows, saw_md5);
+        apis.push_back(std::move(api));
+      });
+  const JsonValue& root = parsed.value;
   if (!root.is_object()) {
     throw InputError(path.string() + ": not a dump.json" +
                      (parsed.error ? ": " + parsed.error->message : std::string()));
-  }
-  if (parsed.error) {
-    // Keep every entry that was complete; drop the one the file ended in.
-    const auto& open = parsed.open_path;
-    if (open.size() >= 2 && root.members[open[0]].first == "data") {
-      auto& entries = root.members[open[0]].second.members;
-      entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(open[1]), entries.end());
-    }
-    dump.truncated =
-        path.string() + ": " + parsed.error->message + "; the entries before it are compared";
   }
   const JsonValue* data = root.find("data");
   if (data == nullptr || !data->is_object()) {
     throw InputError(path.string() + ": no \"data\" object" +
                      (parsed.error ? " (" + parsed.error->message + ")" : std::string()));
   }
+  if (parsed.error) {
+    dump.truncated =
+        path.string() + ": " + parsed.error->message + "; the entries before it are compared";
+  }
   if (const JsonValue* fw = root.find("framework"); fw != nullptr && fw->is_string()) {
     dump.framework = fw->text;
   }
   const JsonValue* task = root.find("task");
   if (task != nullptr && task->text == "tensor") dump.mode = DumpMode::Tensor;
-
-  std::vector<std::string> apis;
-  apis.reserve(data->members.size());
-  for (const auto& m : data->members) apis.push_back(m.first);
-  const auto keys = renumbered_backward_keys(apis);
-
-  bool saw_md5 = false;
-  for (size_t e = 0; e < data->members.size(); ++e) {
-    const auto& [api, entry] = data->members[e];
-    const auto parts = split_dots(api);
-    if (parts.back() == "debug") continue;
-    std::vector<TensorRow> rows;
-    const size_t n = parts.size();
-    if (parts[n - 1] == "parameters_grad" || (n >= 2 && parts[n - 2] == "parameters_grad")) {
-      Walker w{api, IoKind::ParamsGrad, rows, true, saw_md5};
-      w.walk(entry, api, 0);
-    } else {
-      static constexpr std::pair<const char*, std::pair<const char*, IoKind>> kIo[] = {
-          {"input_args", {".input", IoKind::Input}},
-          {"input_kwargs", {".input", IoKind::Input}},
-          {"output", {".output", IoKind::Output}},
-          {"input", {".input", IoKind::Input}},
-          {"parameters", {".parameters", IoKind::Params}}};
-      for (const auto& [field, how] : kIo) {
-        if (const JsonValue* v = entry.find(field); v != nullptr) {
-          Walker w{api, how.second, rows, false, saw_md5};
-          w.walk(*v, api + how.first, 0);
-        }
-      }
-    }
-    // Inputs, then parameters, then outputs, then parameter gradients (reorder_index).
-    std::stable_sort(rows.begin(), rows.end(), [](const TensorRow& a, const TensorRow& b) {
-      return static_cast<int>(a.io) < static_cast<int>(b.io);
-    });
-    for (auto& r : rows) {
-      r.key = r.name.rfind(api, 0) == 0 ? keys[e] + r.name.substr(api.size()) : r.name;
-      dump.rows.push_back(std::move(r));
-    }
-  }
   if (saw_md5 && dump.mode != DumpMode::Tensor) dump.mode = DumpMode::Md5;
+
+  // Matching keys: the k-th backward call renumbered k (rows of one entry are contiguous).
+  const auto keys = renumbered_backward_keys(apis);
+  std::map<std::string, const std::string*> key_of;
+  for (size_t e = 0; e < apis.size(); ++e) key_of.emplace(apis[e], &keys[e]);
+  for (auto& r : dump.rows) {
+    const auto it = key_of.find(r.api);
+    const std::string& key = it != key_of.end() ? *it->second : r.api;
+    r.key = r.name.rfind(r.api, 0) == 0 ? key + r.name.substr(r.api.size()) : r.name;
+  }
   return dump;
 }
 
