@@ -36,9 +36,7 @@ bool is_float_dtype(const std::string& d) {
 // A dtype without its framework's spelling: torch.bfloat16 and MindSpore's BFloat16 are both
 // "bfloat16" (msprobe check.py cross_dtype_mapping).
 std::string plain_dtype(const std::string& d) {
-  std::string t = d.rfind("torch.", 0) == 0 ? d.substr(6) : d;
-  for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return t;
+  return lower(d.rfind("torch.", 0) == 0 ? d.substr(6) : d);
 }
 
 bool same_family_float(const std::string& a, const std::string& b) {
@@ -696,7 +694,7 @@ RankCompare compare_dumps(Dump npu, Dump bench, const CompareOptions& options) {
     if (b == nullptr) {
       row.metrics = PairMetrics{};
       row.note = "No bench data matched.";
-      row.accuracy = ms ? "N/A" : "Nan";
+      row.accuracy = "Nan";  // check_accuracy's value for a row without a partner
       continue;
     }
     if (n.data_name == "-1" || b->data_name == "-1") {
