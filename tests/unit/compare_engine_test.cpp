@@ -456,3 +456,22 @@ TEST_CASE("ptdbg 1.0: the tensor directory may carry a time stamp") {
   CHECK(d.mode == cmp::DumpMode::Tensor);
   CHECK(d.data_dir.filename() == "api_stack_npu_dump_20230104_13434");
 }
+
+TEST_CASE("stack.json beside the NPU dump: an NPU_Stack_Info column and the suspect's stack") {
+  TempDir dir;
+  write_stat_rank(dir, "n/rank0", 9);
+  write_stat_rank(dir, "b/rank0", 2);
+  dir.write("n/rank0/stack.json", R"json({"0": [["Module.fc.Linear.forward.0"],
+    ["File train.py, line 7, in step, \n y = fc(x)",
+     "File model.py, line 3, in forward, \n return self.fc(x)"]]})json");
+  const auto rc = cmp::compare_dumps(cmp::read_dump(dir.path() / "n/rank0"),
+                                     cmp::read_dump(dir.path() / "b/rank0"), {});
+  CHECK(rc.npu.has_stack);
+  CHECK(cmp::table_header(rc).back() == "NPU_Stack_Info");
+  CHECK(cmp::table_cells(rc, rc.rows[0]).back().find("File train.py, line 7") == 0);
+  std::ostringstream out;
+  cmp::print_summary(out, {rc});
+  CHECK(out.str().find("    File model.py, line 3, in forward, ") != std::string::npos);
+  CHECK(cmp::rank_json(rc, false)["suspect"]["stack"].get<std::string>().find("train.py") !=
+        std::string::npos);
+}
