@@ -56,7 +56,7 @@ if(FAULTD_DPKG_SHLIBDEPS AND FAULTD_FILE_PROGRAM)
 else()
   set(_faultd_depends
       libc6 libstdc++6 libgcc-s1 libre2-9 libyaml-cpp0.7 libspdlog1.10 libfmt9
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libsqlite3-0 libsystemd0)
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libsqlite3-0 libsystemd0 zlib1g)
 endif()
 # postinst creates the group with addgroup (adduser) or groupadd (passwd), whichever is there.
 list(PREPEND _faultd_depends "adduser | passwd")

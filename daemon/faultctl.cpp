@@ -15,6 +15,7 @@
 
 #include "collectors/overflow_dump/dump_path.hpp"
 #include "collectors/overflow_dump/overflow_status.hpp"
+#include "compare/cli.hpp"
 #include "daemon/control/control_client.hpp"
 #include "daemon/control/protocol.hpp"
 #include "daemon/core/json.hpp"
@@ -48,6 +49,9 @@ void usage(std::ostream& out) {
          "                                           (K: aicore (default), dha, l2)\n"
          "  decode-overflow FILE.json...             decode converted overflow dumps; the\n"
          "                                           earliest dump (data_index, timestamp) first\n"
+         "  compare NPU_DUMP BENCH_DUMP [-o csv|json] [--output FILE]\n"
+         "                                           compare accuracy dumps (msprobe, ptdbg);\n"
+         "                                           `faultctl compare --help` for the rest\n"
          "The socket defaults to $FAULTD_SOCKET, else /run/faultd/control.sock.\n";
 }
 
@@ -61,7 +65,8 @@ struct Args {
   size_t limit = 100;
   bool all = false;
   bool verbose = false;
-  std::optional<uint64_t> before;  // events: start after this fault id
+  std::optional<uint64_t> before;         // events: start after this fault id
+  std::vector<std::string> compare_args;  // compare: every word after it, parsed by compare/
 };
 
 // A field for the terminal: whatever a log writer put in it (a file name, a reason) is shown
@@ -246,6 +251,10 @@ int parse(int argc, char** argv, Args& a) {
       return kExitUsage;
     } else if (a.command.empty()) {
       a.command = arg;
+      if (a.command == "compare") {  // its options (-o csv, --output FILE) are its own
+        a.compare_args.assign(argv + i + 1, argv + argc);
+        break;
+      }
     } else {
       a.positional.push_back(arg);
     }
@@ -489,6 +498,8 @@ int run(int argc, char** argv) {
     request["reason"] = a.reason;
   } else if (a.command == "decode-overflow") {
     return decode_overflow(a);
+  } else if (a.command == "compare") {
+    return faultd::compare::run_compare_command(a.compare_args, a.json, std::cout, std::cerr);
   } else {
     std::cerr << "faultctl: unknown command '" << a.command << "'\n";
     usage(std::cerr);

@@ -148,7 +148,69 @@ def parsers_seeds():
     write("parsers", "status", b"\x07" + (272).to_bytes(8, "little"))
 
 
+def npy_bytes(descr, shape, data, version=1):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    prefix = 10 if version == 1 else 12
+    header += " " * ((64 - (prefix + len(header) + 1) % 64) % 64) + "\n"
+    size = len(header).to_bytes(2 if version == 1 else 4, "little")
+    return b"\x93NUMPY" + bytes([version, 0]) + size + header.encode() + data
+
+
+def stored_zip(members):
+    import struct
+    out, central = b"", b""
+    for name, data in members:
+        name = name.encode()
+        offset = len(out)
+        out += struct.pack("<IHHHIIIIHH", 0x04034b50, 20, 0, 0, 0, 0, len(data), len(data),
+                           len(name), 0) + name + data
+        central += struct.pack("<IHHHHIIIIHHHHHII", 0x02014b50, 20, 20, 0, 0, 0, 0, len(data),
+                               len(data), len(name), 0, 0, 0, 0, 0, offset) + name
+    return out + central + struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, len(members),
+                                       len(members), len(central), len(out), 0)
+
+
+def compare_readers_seeds():
+    """compare/: the first byte picks the reader (fuzz_compare_readers.cpp)."""
+    import struct
+    write("compare_readers", "json", b"\x00" + b'{"a": [NaN, Infinity, -Infinity, 1, 2.5e-3, '
+          b'"x\\u00e9"], "b": {"c": null, "d": true}}')
+    leaf = {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 3], "Max": 1.0,
+            "Min": -1, "Mean": float("nan"), "Norm": 2.5, "requires_grad": True}
+    dump = {"task": "statistics", "level": "mix", "framework": "pytorch", "dump_data_dir": None,
+            "data": {"Functional.conv2d.0.forward": {
+                "input_args": [leaf, None, [{"type": "int", "value": 2}],
+                               {"type": "torch.Size", "value": [2, 3]}],
+                "input_kwargs": {"inplace": {"type": "bool", "value": False}},
+                "output": [dict(leaf, md5="00d69ba8")],
+                "parameters": {"weight": leaf}},
+                "Functional.conv2d.0.backward": {"input": [leaf], "output": [leaf]},
+                "Module.fc.Linear.parameters_grad.0": {"bias": [leaf]}}}
+    text = json.dumps(dump, indent=1)
+    write("compare_readers", "dump-json", b"\x01" + text.encode())
+    write("compare_readers", "dump-json-truncated", b"\x01" + text[:len(text) // 2].encode())
+    pkl = ('["Functional_linear_0_forward_input.0", 1, [], "torch.float32", [3, 2], '
+           '[1.9, -1.0, -0.2]]\n'
+           '["Functional.linear.0.forward.output", 1, "1a2b3c4d", "torch.float16", [3], '
+           '[2.0, 0.5, 1.0, NaN]]\n'
+           '["Functional.linear.0.forward_stack_info", [["train.py", 10, "step", "y = f(x)"]]]\n'
+           '["Torch.relu.0.forward.input.0", 1, [], "torch.bool", [0], [[], [], [], "Nan"]]\n'
+           '["Torch.relu.0.forward.out')
+    write("compare_readers", "pkl", b"\x02" + pkl.encode())
+    write("compare_readers", "npy-f4", b"\x03" + npy_bytes("<f4", "(2, 3)",
+                                                             struct.pack("<6f", 1, 2, 3, 1, 2, 3)))
+    write("compare_readers", "npy-f2-v2", b"\x03" + npy_bytes(
+        "<f2", "(4,)", struct.pack("<4H", 0x3C00, 0xC000, 0x7C00, 0x0001), 2))
+    pickle = (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00((X\x07\x00\x00\x00storage"
+              b"ctorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x06tQK\x00"
+              b"K\x02K\x03\x86K\x03K\x01\x86\x89ccollections\nOrderedDict\n)RtR.")
+    write("compare_readers", "pt", b"\x04" + stored_zip([
+        ("archive/data.pkl", pickle), ("archive/data/0", struct.pack("<6f", 1, 2, 3, 4, 5, 6)),
+        ("archive/version", b"3\n")]))
+
+
 clear_seeds()
+compare_readers_seeds()
 parsers_seeds()
 scan_seeds()
 rules_seeds()

@@ -4,8 +4,10 @@
 // $FAULTD_SHARED_DIR/data/mindcluster/ when that variable is set.
 //
 // A test case that needs them starts with SKIP_WITHOUT_MINDCLUSTER(): when they are absent it
-// warns, saying what was skipped and why, and returns. The message matches the ctest
-// SKIP_REGULAR_EXPRESSION set in tests/CMakeLists.txt, so ctest reports the case as skipped.
+// warns, saying what was skipped and why, and returns. The accuracy tools' dumps and result
+// tables (data/compare/) work the same way, with SKIP_WITHOUT_COMPARE_FIXTURE(path). The message
+// matches the ctest SKIP_REGULAR_EXPRESSION set in tests/CMakeLists.txt, so ctest reports the case
+// as skipped.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -43,6 +45,22 @@ inline std::string mindcluster_skip_message() {
          " (set FAULTD_SHARED_DIR to the shared directory)";
 }
 
+// The accuracy tools' real dumps and result tables (data/compare/, see its README), for the
+// compare component's tests.
+inline std::filesystem::path compare_fixture(const std::string& relative) {
+  return shared_dir() / "data" / "compare" / relative;
+}
+
+inline bool has_compare_fixture(const std::string& relative) {
+  std::error_code ec;
+  return std::filesystem::exists(compare_fixture(relative), ec);
+}
+
+inline std::string compare_fixture_skip_message(const std::string& relative) {
+  return "skipped: compare fixture not found: " + compare_fixture(relative).string() +
+         " (set FAULTD_SHARED_DIR to the shared directory)";
+}
+
 }  // namespace faultd::testing
 
 // Returns from the test case, with a warning that says so, when the catalogues are absent.
@@ -52,4 +70,13 @@ inline std::string mindcluster_skip_message() {
       WARN(::faultd::testing::mindcluster_skip_message()); \
       return;                                              \
     }                                                      \
+  } while (false)
+
+// Returns from the test case, with a warning that says so, when a compare fixture is absent.
+#define SKIP_WITHOUT_COMPARE_FIXTURE(relative)                         \
+  do {                                                                 \
+    if (!::faultd::testing::has_compare_fixture(relative)) {           \
+      WARN(::faultd::testing::compare_fixture_skip_message(relative)); \
+      return;                                                          \
+    }                                                                  \
   } while (false)

@@ -1,0 +1,264 @@
+#include "compare/cli.hpp"
+
+#include <unistd.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <thread>
+
+#include "compare/ranks.hpp"
+#include "compare/report.hpp"
+#include "daemon/core/terminal_text.hpp"
+
+namespace faultd::compare {
+
+namespace {
+
+struct Options {
+  std::vector<std::string> paths;
+  std::string format = "text";
+  std::string output;
+  bool replicas = false;
+  bool help = false;
+  bool pair_by_order = false;  // ranks paired by position, not id
+  CompareOptions compare;
+  unsigned jobs = 0;
+  int devices_per_node = 0;  // --replicas: rank R is device R mod N of its node
+  std::string data_mapping;  // YAML file: NPU tensor name -> bench tensor name
+};
+
+// msprobe's data_mapping.yaml: a flat map of full tensor names.
+std::map<std::string, std::string> load_data_mapping(const std::string& path) {
+  std::map<std::string, std::string> out;
+  try {
+    const YAML::Node root = YAML::LoadFile(path);
+    if (!root.IsMap()) throw InputError(path + ": expected a map of NPU name to bench name");
+    for (const auto& kv : root) out[kv.first.as<std::string>()] = kv.second.as<std::string>();
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ": " + e.what());
+  }
+  return out;
+}
+
+bool parse(const std::vector<std::string>& args, Options& o, std::ostream& err) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= args.size()) {
+        err << "faultctl compare: " << a << " needs a value\n";
+        return false;
+      }
+      out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "-o" || a == "--format") {
+      if (!value(o.format)) return false;
+      if (o.format != "text" && o.format != "csv" && o.format != "json") {
+        err << "faultctl compare: -o takes text, csv or json\n";
+        return false;
+      }
+    } else if (a == "--output") {
+      if (!value(o.output)) return false;
+    } else if (a == "--replicas") {
+      o.replicas = true;
+    } else if (a == "--devices-per-node") {
+      if (!value(v)) return false;
+      try {
+        o.devices_per_node = std::stoi(v);
+      } catch (const std::exception&) {
+        o.devices_per_node = 0;
+      }
+      if (o.devices_per_node <= 0) {
+        err << "faultctl compare: --devices-per-node takes a positive number\n";
+        return false;
+      }
+    } else if (a == "--data-mapping") {
+      if (!value(o.data_mapping)) return false;
+    } else if (a == "--pair-by-order") {
+      o.pair_by_order = true;
+    } else if (a == "--fuzzy") {
+      o.compare.fuzzy = true;
+    } else if (a == "--jobs" || a == "-j") {
+      if (!value(v)) return false;
+      try {
+        o.jobs = static_cast<unsigned>(std::stoul(v));
+      } catch (const std::exception&) {
+        err << "faultctl compare: --jobs takes a number\n";
+        return false;
+      }
+    } else if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (!a.empty() && a[0] == '-') {
+      err << "faultctl compare: unknown option " << terminal_safe(a) << '\n';
+      return false;
+    } else {
+      o.paths.push_back(a);
+    }
+  }
+  return true;
+}
+
+int run_replicas(const Options& o, std::ostream& out, std::ostream& err) {
+  std::vector<RankInput> inputs;
+  if (o.paths.size() == 1) {
+    inputs = find_ranks(o.paths[0]);
+  } else {
+    for (const auto& p : o.paths) inputs.push_back({std::nullopt, p, p});
+  }
+  if (inputs.size() < 2) throw InputError("--replicas needs the dumps of two or more ranks");
+  std::vector<Dump> dumps;
+  std::vector<std::string> labels;
+  // The device a rank ran on, when the node's size is known: data-parallel ranks fill nodes in
+  // order, so rank R is local device R mod N.
+  auto device_of = [&](size_t i) -> std::optional<int> {
+    if (o.devices_per_node <= 0 || !inputs[i].id) return std::nullopt;
+    return *inputs[i].id % o.devices_per_node;
+  };
+  for (const auto& in : inputs) {
+    dumps.push_back(read_dump(in.path));
+    labels.push_back(in.label);
+    if (dumps.back().truncated) err << "faultctl compare: " << *dumps.back().truncated << '\n';
+  }
+  const ReplicaReport rep = compare_replicas(dumps, labels);
+  if (o.format == "json") {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : rep.rows) {
+      nlohmann::json outl = nlohmann::json::array();
+      for (size_t i : r.outliers) outl.push_back(rep.labels[i]);
+      rows.push_back({{"name", r.name}, {"api", r.api}, {"outliers", outl}});
+    }
+    nlohmann::json j{
+        {"replicas", rep.labels},
+        {"rows_checked", rep.rows_checked},
+        {"disagreements", rep.disagreements},
+        {"rows", rows},
+        {"suspect", rep.suspect ? nlohmann::json(rep.labels[*rep.suspect]) : nlohmann::json()}};
+    if (rep.first) j["first"] = {{"name", rep.first->name}, {"api", rep.first->api}};
+    if (rep.suspect) {
+      if (auto dev = device_of(*rep.suspect)) j["device"] = std::to_string(*dev);
+    }
+    out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  } else {
+    out << rep.labels.size() << " replicas, " << rep.rows_checked
+        << " tensors shared by a majority\n";
+    for (size_t i = 0; i < rep.labels.size(); ++i) {
+      out << "  " << terminal_safe(rep.labels[i]) << ": " << rep.disagreements[i]
+          << " disagreement(s)\n";
+    }
+    if (rep.suspect) {
+      out << "suspect: " << terminal_safe(rep.labels[*rep.suspect]);
+      if (auto dev = device_of(*rep.suspect)) out << " (device " << *dev << " of its node)";
+      out << " disagrees with the majority, first at " << terminal_safe(rep.first->api) << " ("
+          << terminal_safe(rep.first->name) << ")\n";
+    } else if (!rep.rows.empty()) {
+      out << "the replicas disagree (" << rep.rows.size()
+          << " tensors) but no majority names one of them: give three or more\n";
+    } else {
+      out << "no disagreement\n";
+    }
+  }
+  return rep.rows.empty() ? kExitAllPass : kExitSuspect;
+}
+
+int run_pairs(Options o, std::ostream& out, std::ostream& err) {
+  if (!o.data_mapping.empty()) o.compare.data_mapping = load_data_mapping(o.data_mapping);
+  const auto pairs = pair_ranks(find_ranks(o.paths[0]), find_ranks(o.paths[1]), o.pair_by_order);
+  const unsigned jobs =
+      o.jobs > 0 ? o.jobs : std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+  // A progress line on a terminal, when several ranks take a while.
+  Progress progress;
+  if (pairs.size() > 1 && isatty(STDERR_FILENO) != 0) {
+    progress = [&err](size_t done, size_t total) {
+      err << "\rcompared " << done << " of " << total << " ranks" << (done == total ? "\n" : "")
+          << std::flush;
+    };
+  }
+  const auto ranks = compare_ranks(pairs, o.compare, jobs, progress);
+  const int code = verdict_exit_code(ranks);
+  if (o.format == "text") {
+    print_summary(out, ranks);
+    return code;
+  }
+  // Machine-readable output goes to stdout or --output; the summary then goes to stderr.
+  if (o.format == "csv" && ranks.size() > 1) {
+    if (o.output.empty()) {
+      throw InputError("-o csv with " + std::to_string(ranks.size()) +
+                       " ranks needs --output DIR (one table per rank)");
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(o.output, ec);
+    for (const auto& rc : ranks) {
+      const auto file = std::filesystem::path(o.output) / ("compare_result_" + rc.label + ".csv");
+      std::ofstream f(file);
+      write_csv(f, rc);
+      if (!f) throw InputError(file.string() + ": cannot write");
+    }
+    print_summary(err, ranks);
+    return code;
+  }
+  std::ofstream file;
+  if (!o.output.empty()) {
+    file.open(o.output);
+    if (!file) throw InputError(o.output + ": cannot write");
+  }
+  std::ostream& dest = o.output.empty() ? out : file;
+  if (o.format == "csv") {
+    write_csv(dest, ranks[0]);
+  } else {
+    nlohmann::json j{{"ranks", nlohmann::json::array()}, {"exit", code}};
+    for (const auto& rc : ranks) j["ranks"].push_back(rank_json(rc, true));
+    if (const RankCompare* first = earliest_suspect(ranks)) {
+      j["earliest_suspect"] = {{"rank", first->label}, {"api", first->suspect()->api}};
+    }
+    dest << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+  if (!o.output.empty()) {
+    file.close();
+    if (!file) throw InputError(o.output + ": cannot write");
+  }
+  print_summary(err, ranks);
+  return code;
+}
+
+}  // namespace
+
+void compare_usage(std::ostream& out) {
+  out << "usage: faultctl compare NPU_DUMP BENCH_DUMP [-o text|csv|json] [--output FILE|DIR]\n"
+         "                        [--fuzzy] [--data-mapping YAML] [--pair-by-order] [--jobs N]\n"
+         "       faultctl compare --replicas DUMP DUMP DUMP...|STEP_DIR [-o text|json]\n"
+         "                        [--devices-per-node N]\n"
+         "A dump is a dump.json, a .pkl, a rank folder holding one, or a step folder of\n"
+         "rank<N> folders (ranks are paired by id). Exit: 0 all pass, 1 suspect, 2 input error.\n";
+}
+
+int run_compare_command(const std::vector<std::string>& args, bool global_json, std::ostream& out,
+                        std::ostream& err) {
+  Options o;
+  if (global_json) o.format = "json";
+  if (!parse(args, o, err)) return kExitInputError;
+  if (o.help) {
+    compare_usage(out);
+    return kExitAllPass;
+  }
+  if (o.replicas ? o.paths.empty() : o.paths.size() != 2) {
+    compare_usage(err);
+    return kExitInputError;
+  }
+  if (o.replicas && o.format == "csv") {
+    err << "faultctl compare: --replicas prints text or json\n";
+    return kExitInputError;
+  }
+  try {
+    return o.replicas ? run_replicas(o, out, err) : run_pairs(o, out, err);
+  } catch (const InputError& e) {
+    err << "faultctl compare: " << terminal_safe(e.what()) << '\n';
+    return kExitInputError;
+  } catch (const std::filesystem::filesystem_error& e) {
+    err << "faultctl compare: " << terminal_safe(e.what()) << '\n';
+    return kExitInputError;
+  }
+}
+
+}  // namespace faultd::compare

@@ -1,0 +1,253 @@
+#include "compare/ranks.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "compare/tensor.hpp"
+
+namespace faultd::compare {
+
+namespace {
+
+std::optional<int> rank_id(const std::string& name) {
+  if (name.size() < 5 || name.compare(0, 4, "rank") != 0 || name.size() > 13) return std::nullopt;
+  const std::string digits = name.substr(4);
+  if (!std::all_of(digits.begin(), digits.end(), ::isdigit)) return std::nullopt;
+  if (digits.size() > 1 && digits[0] == '0') return std::nullopt;
+  return std::stoi(digits);
+}
+
+bool holds_dump(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const char* n : {"dump.json", "debug.json", "dump.json.gz"}) {
+    if (std::filesystem::is_regular_file(dir / n, ec)) return true;
+  }
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".pkl") return true;
+  }
+  return false;
+}
+
+std::string join_ids(const std::vector<int>& ids) {
+  std::string out;
+  for (int id : ids) out += (out.empty() ? "rank" : ", rank") + std::to_string(id);
+  return out;
+}
+
+}  // namespace
+
+std::vector<RankInput> find_ranks(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path.string() + ": not found");
+  if (!std::filesystem::is_directory(path, ec)) {
+    // .../rank3/dump.json is called rank3; a .pkl by its name.
+    const bool json = path.filename().string().rfind("dump.json", 0) == 0 ||
+                      path.filename().string().rfind("debug.json", 0) == 0;
+    const auto dir = path.parent_path().filename().string();
+    return {{std::nullopt, json && !dir.empty() ? dir : path.filename().string(), path}};
+  }
+  if (holds_dump(path)) return {{std::nullopt, path.filename().string(), path}};
+  std::vector<RankInput> ranks;
+  std::vector<std::filesystem::path> procs;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+    if (!e.is_directory(ec)) continue;
+    const std::string name = e.path().filename().string();
+    if (auto id = rank_id(name)) {
+      ranks.push_back({id, name, e.path()});
+    } else if (name.rfind("proc", 0) == 0) {
+      procs.push_back(e.path());
+    }
+  }
+  if (ranks.empty() && procs.size() == 1) {
+    return {{std::nullopt, procs[0].filename().string(), procs[0]}};
+  }
+  if (ranks.empty()) {
+    throw InputError(path.string() + ": no dump.json, .pkl or rank<N> folders in it");
+  }
+  std::sort(ranks.begin(), ranks.end(),
+            [](const RankInput& a, const RankInput& b) { return *a.id < *b.id; });
+  return ranks;
+}
+
+std::vector<std::pair<RankInput, RankInput>> pair_ranks(const std::vector<RankInput>& npu,
+                                                        const std::vector<RankInput>& bench,
+                                                        bool by_order) {
+  if (npu.size() == 1 && bench.size() == 1 && (!npu[0].id || !bench[0].id)) {
+    return {{npu[0], bench[0]}};
+  }
+  if (npu.size() == 1 && !npu[0].id) {
+    throw InputError("the NPU side is a single dump, the bench side has " +
+                     std::to_string(bench.size()) + " ranks");
+  }
+  if (bench.size() == 1 && !bench[0].id) {
+    throw InputError("the bench side is a single dump, the NPU side has " +
+                     std::to_string(npu.size()) + " ranks");
+  }
+  if (by_order) {
+    if (npu.size() != bench.size()) {
+      throw InputError(
+          "the two runs hold different numbers of ranks: " + std::to_string(npu.size()) +
+          " on the NPU side, " + std::to_string(bench.size()) + " on the bench side");
+    }
+    std::vector<std::pair<RankInput, RankInput>> out;
+    for (size_t i = 0; i < npu.size(); ++i) out.emplace_back(npu[i], bench[i]);
+    return out;
+  }
+  std::map<int, const RankInput*> b;
+  for (const auto& r : bench) b[*r.id] = &r;
+  std::vector<int> npu_only, bench_only;
+  std::set<int> n_ids;
+  std::vector<std::pair<RankInput, RankInput>> out;
+  for (const auto& r : npu) {
+    n_ids.insert(*r.id);
+    if (auto it = b.find(*r.id); it != b.end()) {
+      out.emplace_back(r, *it->second);
+    } else {
+      npu_only.push_back(*r.id);
+    }
+  }
+  for (const auto& r : bench) {
+    if (n_ids.count(*r.id) == 0) bench_only.push_back(*r.id);
+  }
+  if (!npu_only.empty() || !bench_only.empty()) {
+    std::string msg = "the two runs hold different ranks:";
+    if (!npu_only.empty()) msg += " only on the NPU side: " + join_ids(npu_only) + ";";
+    if (!bench_only.empty()) msg += " only on the bench side: " + join_ids(bench_only) + ";";
+    msg.pop_back();
+    throw InputError(msg);
+  }
+  return out;
+}
+
+std::vector<RankCompare> compare_ranks(const std::vector<std::pair<RankInput, RankInput>>& pairs,
+                                       const CompareOptions& options, unsigned threads,
+                                       const Progress& progress) {
+  std::vector<std::optional<RankCompare>> results(pairs.size());
+  std::vector<std::exception_ptr> errors(pairs.size());
+  std::atomic<size_t> next{0};
+  std::mutex progress_mutex;  // guards done and the callback
+  size_t done = 0;
+  auto work = [&]() {
+    for (size_t i = next++; i < pairs.size(); i = next++) {
+      try {
+        const auto& [n, b] = pairs[i];
+        RankCompare rc = compare_dumps(read_dump(n.path), read_dump(b.path), options);
+        rc.label = n.label == b.label || !n.id ? n.label : n.label + "-" + b.label;
+        results[i] = std::move(rc);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      if (progress) {
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        progress(++done, pairs.size());
+      }
+    }
+  };
+  const unsigned n = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(pairs.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  std::vector<RankCompare> out;
+  out.reserve(results.size());
+  for (auto& r : results) out.push_back(std::move(*r));
+  return out;
+}
+
+namespace {
+
+// What must be identical on every replica: the statistics and checksum, and in tensor mode a
+// checksum of the tensor's bytes.
+std::string fingerprint(const Dump& d, const TensorRow& r) {
+  std::string f = r.dtype + "|" + r.shape_text + "|" + r.max.str() + "|" + r.min.str() + "|" +
+                  r.mean.str() + "|" + r.norm.str() + "|" + r.md5;
+  if (d.mode == DumpMode::Tensor && r.data_name != "-1") {
+    try {
+      const Tensor t = read_tensor(d.data_dir / r.data_name);
+      uLong crc = crc32(0L, Z_NULL, 0);
+      std::vector<double> buf(std::min<size_t>(t.count, kDefaultChunk));
+      for (size_t at = 0; at < t.count; at += buf.size()) {
+        const size_t k = std::min(buf.size(), t.count - at);
+        t.read(at, k, buf.data());
+        crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buf.data()), k * sizeof(double));
+      }
+      f += "|" + std::to_string(crc);
+    } catch (const InputError&) {
+      f += "|unreadable";
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+ReplicaReport compare_replicas(const std::vector<Dump>& replicas,
+                               const std::vector<std::string>& labels) {
+  ReplicaReport rep;
+  rep.labels = labels;
+  const size_t n = replicas.size();
+  rep.disagreements.assign(n, 0);
+  if (n == 0) return rep;
+  std::vector<std::unordered_map<std::string, const TensorRow*>> index(n);
+  for (size_t i = 1; i < n; ++i) {
+    for (const auto& r : replicas[i].rows) index[i].emplace(r.key, &r);
+  }
+  for (const auto& r0 : replicas[0].rows) {
+    std::vector<std::string> prints(n);
+    prints[0] = fingerprint(replicas[0], r0);
+    bool everywhere = true;
+    for (size_t i = 1; i < n && everywhere; ++i) {
+      const auto it = index[i].find(r0.key);
+      if (it == index[i].end()) {
+        everywhere = false;
+      } else {
+        prints[i] = fingerprint(replicas[i], *it->second);
+      }
+    }
+    if (!everywhere) continue;
+    std::map<std::string, size_t> votes;
+    for (const auto& p : prints) ++votes[p];
+    const auto top = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;
+    });
+    // Only values a strict majority shares say anything: activations differ on every replica.
+    if (top->second * 2 <= n) continue;
+    ++rep.rows_checked;
+    if (top->second == n) continue;
+    ReplicaRow row{r0.name, r0.api, {}};
+    for (size_t i = 0; i < n; ++i) {
+      if (prints[i] != top->first) {
+        row.outliers.push_back(i);
+        ++rep.disagreements[i];
+      }
+    }
+    rep.rows.push_back(std::move(row));
+  }
+  if (n >= 3) {
+    const auto most = std::max_element(rep.disagreements.begin(), rep.disagreements.end());
+    if (*most > 0) {
+      rep.suspect = static_cast<size_t>(most - rep.disagreements.begin());
+      for (const auto& row : rep.rows) {
+        if (std::find(row.outliers.begin(), row.outliers.end(), *rep.suspect) !=
+            row.outliers.end()) {
+          rep.first = row;
+          break;
+        }
+      }
+    }
+  }
+  return rep;
+}
+
+}  // namespace faultd::compare
