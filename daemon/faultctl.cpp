@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -47,8 +48,10 @@ void usage(std::ostream& out) {
          "  reload                                   reload config and rules\n"
          "  decode-overflow --status N [--kind K]    name the causes of an overflow status\n"
          "                                           (K: aicore (default), dha, l2)\n"
-         "  decode-overflow FILE.json...             decode converted overflow dumps; the\n"
-         "                                           earliest dump (data_index, timestamp) first\n"
+         "  decode-overflow (DIR|FILE.json)...       decode converted overflow dumps (DIRs\n"
+         "                                           searched; links to dirs not entered): the\n"
+         "                                           earliest overflowing operator, then each\n"
+         "                                           dump, earliest (data_index, timestamp) first\n"
          "  compare NPU_DUMP BENCH_DUMP [-o csv|json] [--output FILE]\n"
          "                                           compare accuracy dumps (msprobe, ptdbg);\n"
          "                                           `faultctl compare --help` for the rest\n"
@@ -343,9 +346,60 @@ void print_decode(const ov::StatusDecode& d, const std::string& indent) {
 
 struct DecodedFile {
   std::string path;
+  // Where the dump stands in the run: from its path's layout, else from its name alone (a
+  // converted copy outside the dump tree: no device or data_index).
   std::optional<ov::DumpPath> where;
+  bool located = false;  // the path fits a layout
   ov::DumpDecode dump;
+  int rank() const { return located ? 0 : where ? 1 : 2; }
 };
+
+// Entries a directory walk looks at, at most: a mistyped root ("/") ends with a message instead
+// of running for hours.
+constexpr size_t kMaxWalkedFiles = 100000;
+
+// Appends the converted dumps below `dir` (sorted by path) to `out`. A symlink to a directory is
+// not entered: a job's `ln -s / x` in its dump tree must not make faultctl walk the system.
+// Binary dumps (not converted yet) are counted; a dump-prefixed name that is no dump name is
+// named on stderr and counted in `failed`. Returns false when the walk did not finish.
+bool walk_dumps(const std::string& dir, std::vector<std::string>& out, size_t& walked,
+                size_t& unconverted, nlohmann::json& failed) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> found;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  bool complete = true;
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (++walked > kMaxWalkedFiles) {
+      std::cerr << "faultctl: " << terminal_safe(dir) << ": stopped after " << kMaxWalkedFiles
+                << " files; the earliest dump is the earliest of those read: name a smaller "
+                   "directory (a device or data_index one)\n";
+      complete = false;
+      break;
+    }
+    std::error_code file_ec;
+    if (!it->is_regular_file(file_ec)) continue;
+    const std::string base = it->path().filename().string();
+    if (!ov::has_dump_prefix(base)) continue;
+    const auto name = ov::parse_dump_name(base);
+    if (!name) {
+      const std::string path = it->path().string();
+      std::cerr << "faultctl: " << terminal_safe(path) << ": not an overflow dump name\n";
+      failed.push_back({{"file", path}, {"error", "not an overflow dump name"}});
+    } else if (!name->is_json) {
+      ++unconverted;
+    } else {
+      found.push_back(it->path().string());
+    }
+  }
+  if (ec) {
+    std::cerr << "faultctl: cannot read " << terminal_safe(dir) << ": " << ec.message() << '\n';
+    complete = false;
+  }
+  std::sort(found.begin(), found.end());
+  out.insert(out.end(), found.begin(), found.end());
+  return complete;
+}
 
 int decode_overflow(const Args& a) {
   if (!a.status.empty()) {
@@ -380,67 +434,132 @@ int decode_overflow(const Args& a) {
     return kExitUsage;
   }
   if (a.positional.empty()) {
-    std::cerr << "faultctl: decode-overflow needs --status N or FILE.json\n";
+    std::cerr << "faultctl: decode-overflow needs --status N, or dump files or directories\n";
     return kExitUsage;
   }
-  std::vector<DecodedFile> files;
+  // Directories are walked for their converted dumps; files are decoded as named.
+  std::vector<std::string> paths;
+  nlohmann::json failed = nlohmann::json::array();
+  size_t walked = 0, unconverted = 0;
   int rc = kExitOk;
-  for (const auto& path : a.positional) {
+  for (const auto& arg : a.positional) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(arg, ec)) {
+      paths.push_back(arg);
+    } else if (!walk_dumps(arg, paths, walked, unconverted, failed)) {
+      rc = kExitFailed;
+    }
+  }
+  std::vector<DecodedFile> files;
+  for (const auto& path : paths) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
-    if (!in) {
-      std::cerr << "faultctl: cannot read " << path << '\n';
-      rc = kExitFailed;
-      continue;
-    }
     std::string error;
-    auto dump = ov::parse_dump_json(text.str(), error);
+    std::optional<ov::DumpDecode> dump;
+    if (!in) {
+      error = "cannot read";
+    } else {
+      dump = ov::parse_dump_json(text.str(), error);
+    }
     if (!dump) {
       std::cerr << "faultctl: " << terminal_safe(path) << ": " << terminal_safe(error) << '\n';
-      rc = kExitFailed;
+      failed.push_back({{"file", path}, {"error", error}});
       continue;
     }
-    files.push_back({path, ov::parse_dump_path(path), std::move(*dump)});
+    DecodedFile f{path, ov::parse_dump_path(path), false, std::move(*dump)};
+    f.located = f.where.has_value();
+    if (!f.located) {
+      const size_t slash = path.rfind('/');
+      f.where = ov::parse_dump_name(slash == std::string::npos ? path : path.substr(slash + 1));
+    }
+    files.push_back(std::move(f));
+  }
+  if (!failed.empty()) {
+    std::cerr << "faultctl: " << failed.size() << " file(s) could not be decoded\n";
+    rc = kExitFailed;
+  }
+  if (unconverted > 0) {
+    std::cerr << "faultctl: " << unconverted
+              << " binary dump(s) skipped: convert them to JSON first (msaccucmp.py convert)\n";
   }
   // The reference: analyse the dump with the lowest data_index, then the lowest timestamp,
-  // first. Files whose path is not a dump layout keep their order after those that are.
+  // first. Dumps known by name alone follow (by timestamp), then files that are neither, in
+  // their order.
   std::stable_sort(files.begin(), files.end(), [](const DecodedFile& x, const DecodedFile& y) {
-    if (x.where.has_value() != y.where.has_value()) return x.where.has_value();
-    if (!x.where) return false;
-    return std::tie(x.where->iteration, x.where->timestamp) <
-           std::tie(y.where->iteration, y.where->timestamp);
+    if (x.rank() != y.rank()) return x.rank() < y.rank();
+    return x.where && ov::dump_before(*x.where, *y.where);
   });
-  nlohmann::json out = nlohmann::json::array();
+  // The earliest overflowing operator: the first dump, in that order, whose records name an
+  // error (with both detections on, the AI Core record comes first: the seed's advice). That
+  // dump is the one to analyse first; without one, the earliest dump is.
+  const auto overflowing = std::find_if(
+      files.begin(), files.end(), [](const DecodedFile& f) { return !f.dump.errors().empty(); });
+  const DecodedFile* earliest = overflowing == files.end() ? nullptr : &*overflowing;
+  const auto first = static_cast<size_t>(earliest == nullptr ? 0 : overflowing - files.begin());
+  auto record_json = [](const ov::StatusRecord& r) {
+    auto j = decode_json(r.decoded);
+    j["model_id"] = r.model_id;
+    j["stream_id"] = r.stream_id;
+    j["task_id"] = r.task_id;
+    j["task_type"] = r.task_type;
+    if (r.block_idx) j["block_idx"] = *r.block_idx;
+    return j;
+  };
+  auto place_json = [](const DecodedFile& f, nlohmann::json& j) {
+    j["file"] = f.path;
+    if (f.located) {
+      j["device"] = f.where->device;
+      j["model_id"] = f.where->model_id;
+      j["iteration"] = f.where->iteration;
+    }
+    if (f.where) j["timestamp"] = f.where->timestamp;
+  };
+  if (a.json) {
+    nlohmann::json dumps = nlohmann::json::array();
+    for (size_t i = 0; i < files.size(); ++i) {
+      nlohmann::json records = nlohmann::json::array();
+      for (const auto& r : files[i].dump.records) records.push_back(record_json(r));
+      nlohmann::json entry{{"records", records}, {"first", i == first}};
+      place_json(files[i], entry);
+      dumps.push_back(std::move(entry));
+    }
+    nlohmann::json operator_found = nullptr;
+    if (earliest != nullptr) {
+      // The operator is known by its record's ids: the task id in the file name is not the
+      // operator's (the reference says so).
+      operator_found = {{"operator", record_json(*earliest->dump.errors().front())}};
+      place_json(*earliest, operator_found);
+    }
+    nlohmann::json out{{"earliest", operator_found},
+                       {"dumps", dumps},
+                       {"failed", failed},
+                       {"unconverted", unconverted}};
+    std::cout << faultd::dump_json(out) << '\n';
+    return rc;
+  }
+  if (earliest != nullptr) {
+    const auto& r = *earliest->dump.errors().front();
+    std::cout << "earliest overflow: " << ov::record_name(r.kind) << " operator task_id "
+              << r.task_id << ", stream_id " << r.stream_id << ", model_id " << r.model_id << " ("
+              << r.decoded.cause_codes() << ")";
+    if (earliest->where) std::cout << ", timestamp " << earliest->where->timestamp;
+    if (earliest->located) {
+      std::cout << ", device " << earliest->where->device << ", data_index "
+                << earliest->where->iteration;
+    }
+    std::cout << ": " << terminal_safe(earliest->path) << "\n\n";
+  } else if (!files.empty()) {
+    std::cout << "earliest overflow: none (no dump records an error)\n\n";
+  }
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& f = files[i];
-    if (a.json) {
-      nlohmann::json records = nlohmann::json::array();
-      for (const auto& r : f.dump.records) {
-        auto j = decode_json(r.decoded);
-        j["model_id"] = r.model_id;
-        j["stream_id"] = r.stream_id;
-        j["task_id"] = r.task_id;
-        j["task_type"] = r.task_type;
-        if (r.block_idx) j["block_idx"] = *r.block_idx;
-        records.push_back(std::move(j));
-      }
-      nlohmann::json entry{{"file", f.path}, {"records", records}, {"first", i == 0}};
-      if (f.where) {
-        entry["device"] = f.where->device;
-        entry["model_id"] = f.where->model_id;
-        entry["iteration"] = f.where->iteration;
-        entry["timestamp"] = f.where->timestamp;
-      }
-      out.push_back(std::move(entry));
-      continue;
-    }
     std::cout << terminal_safe(f.path);
-    if (f.where) {
+    if (f.located) {
       std::cout << " (device " << f.where->device << ", data_index " << f.where->iteration
                 << ", timestamp " << f.where->timestamp << ")";
     }
-    if (i == 0 && files.size() > 1) std::cout << "  <- analyse first";
+    if (i == first && files.size() > 1) std::cout << "  <- analyse first";
     std::cout << '\n';
     for (const auto& r : f.dump.records) {
       print_decode(r.decoded, "  ");
@@ -452,7 +571,6 @@ int decode_overflow(const Args& a) {
       }
     }
   }
-  if (a.json) std::cout << faultd::dump_json(out) << '\n';
   return rc;
 }
 

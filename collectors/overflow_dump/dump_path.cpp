@@ -56,14 +56,11 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 
 bool has_dump_prefix(std::string_view base_name) { return iequals_prefix(base_name, kPrefix); }
 
-std::optional<DumpPath> parse_dump_path(std::string_view path) {
-  auto parts = split(path, '/');
-  if (parts.size() < 5) return std::nullopt;
-  const std::string_view base = parts.back();
-  if (!has_dump_prefix(base)) return std::nullopt;
+std::optional<DumpPath> parse_dump_name(std::string_view base_name) {
+  if (!has_dump_prefix(base_name)) return std::nullopt;
 
   DumpPath d;
-  std::string_view name = base;
+  std::string_view name = base_name;
   if (iends_with(name, kJson)) {
     d.is_json = true;
     name.remove_suffix(kJson.size());
@@ -98,6 +95,15 @@ std::optional<DumpPath> parse_dump_path(std::string_view path) {
   d.timestamp = nums.back();
   if (nums.size() >= 3) d.stream_id = nums[1];
   if (nums.size() > 3) d.extra_fields.assign(nums.begin() + 2, nums.end() - 1);
+  return d;
+}
+
+std::optional<DumpPath> parse_dump_path(std::string_view path) {
+  auto parts = split(path, '/');
+  if (parts.size() < 5) return std::nullopt;
+  auto parsed = parse_dump_name(parts.back());
+  if (!parsed) return std::nullopt;
+  DumpPath& d = *parsed;
 
   // Directories above the file, nearest first.
   const size_t ndirs = parts.size() - 1;
@@ -108,7 +114,7 @@ std::optional<DumpPath> parse_dump_path(std::string_view path) {
     d.iteration = *number(dir(1));
     d.model_id = std::string(dir(2));
     d.device = std::string(dir(3));
-    return d;
+    return parsed;
   }
   if (ndirs >= 5 && all_digits(dir(1)) && all_digits(dir(2)) && all_digits(dir(4))) {
     d.layout = DumpPath::Layout::MindSpore;
@@ -116,16 +122,19 @@ std::optional<DumpPath> parse_dump_path(std::string_view path) {
     d.model_id = std::string(dir(2));
     d.model_name = std::string(dir(3));
     d.device = std::string(dir(4));
-    return d;
+    return parsed;
   }
   return std::nullopt;
+}
+
+bool dump_before(const DumpPath& x, const DumpPath& y) {
+  return std::tie(x.iteration, x.timestamp) < std::tie(y.iteration, y.timestamp);
 }
 
 size_t earliest_dump(const std::vector<DumpPath>& dumps) {
   size_t best = dumps.size();
   for (size_t i = 0; i < dumps.size(); ++i) {
-    if (best == dumps.size() || std::tie(dumps[i].iteration, dumps[i].timestamp) <
-                                    std::tie(dumps[best].iteration, dumps[best].timestamp)) {
+    if (best == dumps.size() || dump_before(dumps[i], dumps[best])) {
       best = i;
     }
   }

@@ -47,11 +47,19 @@ struct DumpPath {
 // the directory scan before the full parse.
 bool has_dump_prefix(std::string_view base_name);
 
+// The file name alone (task, stream, timestamp, the JSON suffix; the layout fields stay empty):
+// for converted dumps copied out of their tree, e.g. into msaccucmp's `-out` directory.
+// Nullopt when the name is not a dump name.
+std::optional<DumpPath> parse_dump_name(std::string_view base_name);
+
 // Nullopt when the path fits neither layout (the caller counts it as a parse error).
 std::optional<DumpPath> parse_dump_path(std::string_view path);
 
-// Which of `dumps` to analyse first (the reference: the lowest data_index, then the lowest
-// timestamp). Returns dumps.size() when empty.
+// The order in which dumps are analysed (the reference: the lowest data_index, then the lowest
+// timestamp first).
+bool dump_before(const DumpPath& x, const DumpPath& y);
+
+// Which of `dumps` to analyse first, by dump_before. Returns dumps.size() when empty.
 size_t earliest_dump(const std::vector<DumpPath>& dumps);
 
 }  // namespace faultd::overflow

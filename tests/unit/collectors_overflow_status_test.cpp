@@ -228,3 +228,19 @@ TEST_CASE("earliest_dump: lowest data_index, then lowest timestamp", "[collector
   CHECK(earliest_dump(dumps) == 2);
   CHECK(earliest_dump({}) == 0);
 }
+
+TEST_CASE("parse_dump_name: the name alone, outside any layout", "[collectors][overflow]") {
+  // msaccucmp's -out directory holds converted dumps without the dump tree around them.
+  auto d = parse_dump_name("Opdebug.Node_OpDebug.12.2.1700000000000001.output.3.json");
+  REQUIRE(d.has_value());
+  CHECK(d->task_id == 12u);
+  CHECK(d->stream_id == 2u);
+  CHECK(d->timestamp == 1700000000000001u);
+  CHECK(d->is_json);
+  CHECK(d->output_index == 3u);
+  CHECK(d->device.empty());
+  CHECK_FALSE(parse_dump_path("/out/Opdebug.Node_OpDebug.12.2.1700000000000001.output.3.json"));
+  CHECK_FALSE(parse_dump_name("OpDebug.Node_Opdebug.json"));
+  CHECK_FALSE(parse_dump_name("OpDebug.Node_Opdebug.5.x.json"));
+  CHECK_FALSE(parse_dump_name("notes.json"));
+}
