@@ -356,7 +356,7 @@ struct DecodedFile {
 
 // Entries a directory walk looks at, at most: a mistyped root ("/") ends with a message instead
 // of running for hours.
-constexpr size_t kMaxWalkedFiles = 100000;
+constexpr size_t kMaxWalkedEntries = 100000;
 
 // Appends the converted dumps below `dir` (sorted by path) to `out`. A symlink to a directory is
 // not entered: a job's `ln -s / x` in its dump tree must not make faultctl walk the system.
@@ -370,9 +370,9 @@ bool walk_dumps(const std::string& dir, std::vector<std::string>& out, size_t& w
   fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
   bool complete = true;
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (++walked > kMaxWalkedFiles) {
-      std::cerr << "faultctl: " << terminal_safe(dir) << ": stopped after " << kMaxWalkedFiles
-                << " files; the earliest dump is the earliest of those read: name a smaller "
+    if (++walked > kMaxWalkedEntries) {
+      std::cerr << "faultctl: " << terminal_safe(dir) << ": stopped after " << kMaxWalkedEntries
+                << " entries; the earliest dump is the earliest of those read: name a smaller "
                    "directory (a device or data_index one)\n";
       complete = false;
       break;
