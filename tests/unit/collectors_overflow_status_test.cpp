@@ -229,7 +229,8 @@ TEST_CASE("earliest_dump: lowest data_index, then lowest timestamp", "[collector
   CHECK(earliest_dump({}) == 0);
 }
 
-TEST_CASE("parse_dump_name: the name alone, outside any layout", "[collectors][overflow]") {
+TEST_CASE("parse_dump_name: an overflow dump's name alone, outside any layout",
+          "[collectors][overflow]") {
   // msaccucmp's -out directory holds converted dumps without the dump tree around them.
   auto d = parse_dump_name("Opdebug.Node_OpDebug.12.2.1700000000000001.output.3.json");
   REQUIRE(d.has_value());
