@@ -347,7 +347,63 @@ std::string_view torch_npu_device(std::string_view line) {
   return rest.substr(0, digits_at(rest));
 }
 
+namespace {
+
+bool is_upper_or_underscore(char c) { return (c >= 'A' && c <= 'Z') || c == '_'; }
+
+// Whether `line` may name a process as line_pid() reads it: "PID:" or a capital word followed by
+// "(" and a digit. Cheaper than the regex, which most candidate lines (step lines) would fail.
+bool may_name_pid(std::string_view line) {
+  if (line.find("PID:") != std::string_view::npos) return true;
+  for (size_t at = line.find('('); at != std::string_view::npos; at = line.find('(', at + 1)) {
+    if (at > 0 && is_upper_or_underscore(line[at - 1]) && at + 1 < line.size() &&
+        is_digit(line[at + 1])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether `line` holds a word that one of line_device()'s spellings starts with: "dev" in any
+// case (device, Device, DEVICE, devId, cudaDev, logicDevId ...), NPU, GPU, chipId or cuda:.
+bool may_name_device(std::string_view line) {
+  for (size_t i = 0; i + 3 <= line.size(); ++i) {
+    const char c = line[i];
+    if ((c | 0x20) == 'd' && (line[i + 1] | 0x20) == 'e' && (line[i + 2] | 0x20) == 'v') {
+      return true;
+    }
+    if ((c == 'N' || c == 'G') && line[i + 1] == 'P' && line[i + 2] == 'U') return true;
+    if (c == 'c' && (line.substr(i, 6) == "chipId" || line.substr(i, 5) == "cuda:")) return true;
+  }
+  return false;
+}
+
+// NCCL's own prefix "host:pid:tid [cudaDev] " (its debug.cc): the device, or empty.
+std::string_view nccl_prefix_device(std::string_view line) {
+  size_t i = 0;
+  while (i < line.size() && line[i] != ':' && line[i] != ' ' && line[i] != '\t' &&
+         line[i] != '\n' && line[i] != '\r' && line[i] != '\f') {
+    ++i;
+  }
+  if (i == 0 || i == line.size() || line[i] != ':') return {};
+  for (int number = 0; number < 2; ++number) {  // pid, then tid
+    const size_t d = digits_at(line, ++i);
+    if (d == 0) return {};
+    i += d;
+    if (i >= line.size() || line[i] != (number == 0 ? ':' : ' ')) return {};
+  }
+  if (++i >= line.size() || line[i] != '[') return {};
+  const size_t d = digits_at(line, ++i);
+  if (d == 0 || d > 4 || i + d + 1 >= line.size() || line[i + d] != ']' || line[i + d + 1] != ' ') {
+    return {};
+  }
+  return line.substr(i, d);
+}
+
+}  // namespace
+
 std::string_view line_pid(std::string_view line) {
+  if (!may_name_pid(line)) return {};
   static const RE2 re(R"((?:\b[A-Z][A-Z_]+\((\d+),[\w.-]+\)|\[PID: ?(\d+)\]|\(PID: ?(\d+)[,)]))");
   re2::StringPiece subs[4];
   if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, subs,
@@ -361,12 +417,10 @@ std::string_view line_pid(std::string_view line) {
 }
 
 std::string_view line_device(std::string_view line) {
-  // NCCL's own prefix "host:pid:tid [cudaDev] " (its debug.cc) names the warning process's GPU.
-  static const RE2 nccl(R"(^[^\s:]+:\d+:\d+ \[(\d{1,4})\] )");
+  // NCCL's own prefix names the warning process's GPU.
+  if (const std::string_view d = nccl_prefix_device(line); !d.empty()) return d;
+  if (!may_name_device(line)) return {};
   re2::StringPiece dev;
-  if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), nccl, &dev)) {
-    return {dev.data(), dev.size()};
-  }
   // A PCI address after "GPU" ("The NVIDIA GPU 0000:b3:00.0", "GPU 00000000:3B:00.0") is the
   // device's bus id, not a device numbered by its domain.
   static const RE2 bus(

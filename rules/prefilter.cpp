@@ -3,44 +3,42 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
+#include <set>
 
 namespace faultd::rules {
 namespace {
 constexpr size_t kMaxWindow = 255;  // shifts are stored in a byte
 }
 
-uint32_t LiteralSet::hash(const unsigned char* p, int bits) {
+uint32_t LiteralSet::block_at(const unsigned char* p) {
   uint32_t v;
   std::memcpy(&v, p, sizeof v);  // unaligned-safe; byte order only changes which hash, not speed
-  return (v * 2654435761u) >> (32 - bits);
+  return v;
+}
+
+uint32_t LiteralSet::hash(const unsigned char* p, int bits) {
+  return (block_at(p) * 2654435761u) >> (32 - bits);
 }
 
 LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(literals)) {
+  // A literal under kShortBelow bytes has the short pass. When that pass runs anyway, an
+  // 8-byte literal joins it too: one more probe costs the pass little, while a window of 8
+  // instead of 9 would cost every Wu-Manber step a sixth of its skip.
+  const bool short_pass = std::any_of(literals_.begin(), literals_.end(),
+                                      [](const std::string& l) { return l.size() < kShortBelow; });
+  const size_t short_below = short_pass ? kShortBelow + 1 : kShortBelow;
   window_ = kMaxWindow;
   bool any_long = false;
   for (uint32_t i = 0; i < literals_.size(); ++i) {
-    if (literals_[i].size() < kShortBelow) {
+    if (literals_[i].size() < short_below) {
       short_.push_back(i);
     } else {
       any_long = true;
       window_ = std::min(window_, literals_[i].size());
     }
   }
-  for (uint32_t id : short_) {
-    const std::string& lit = literals_[id];
-    ShortProbe probe{};
-    probe.second_at = lit.size() > 1 ? 1 : 0;
-    probe.last_at = static_cast<uint8_t>(lit.size() - 1);
-    std::memset(probe.first, static_cast<uint8_t>(lit.front()) | 0x20, sizeof probe.first);
-    std::memset(probe.second, static_cast<uint8_t>(lit[probe.second_at]) | 0x20,
-                sizeof probe.second);
-    std::memset(probe.last, static_cast<uint8_t>(lit.back()) | 0x20, sizeof probe.last);
-    if (std::none_of(probes_.begin(), probes_.end(),
-                     [&](const ShortProbe& p) { return std::memcmp(&p, &probe, sizeof p) == 0; })) {
-      probes_.push_back(probe);
-    }
-    longest_short_ = std::max(longest_short_, lit.size());
-  }
+  make_probes();
   if (!any_long) {
     window_ = 0;
     return;
@@ -72,7 +70,12 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   for (const auto& [h, id] : by_hash) ++bucket_start_[h + 1];
   for (size_t h = 0; h < table; ++h) bucket_start_[h + 1] += bucket_start_[h];
   bucket_ids_.reserve(by_hash.size());
-  for (const auto& [h, id] : by_hash) bucket_ids_.push_back(id);
+  bucket_blocks_.reserve(by_hash.size());
+  for (const auto& [h, id] : by_hash) {
+    bucket_ids_.push_back(id);
+    bucket_blocks_.push_back(
+        block_at(reinterpret_cast<const unsigned char*>(literals_[id].data()) + window_ - kBlock));
+  }
 }
 
 // Calls on_match(literal, start) for long literals in order of their window end; stops when
@@ -92,7 +95,9 @@ void LiteralSet::scan_long(std::string_view text, size_t pos, OnMatch&& on_match
       continue;
     }
     const size_t start = end + 1 - window_;
+    const uint32_t block = block_at(s + end + 1 - kBlock);
     for (uint32_t b = bucket_start_[h]; b < bucket_start_[h + 1]; ++b) {
+      if (bucket_blocks_[b] != block) continue;  // another block with the same hash
       const std::string& lit = literals_[bucket_ids_[b]];
       if (start + lit.size() <= n && std::memcmp(s + start, lit.data(), lit.size()) == 0) {
         if (!on_match(bucket_ids_[b], start)) return;
@@ -155,7 +160,11 @@ struct LiteralSet::Lane {
   // A window whose last block ends some literal's window: compare those literals.
   [[gnu::noinline]] void verify(uint32_t h) {
     const size_t start = end + 1 - set->window_;
+    const uint32_t block = block_at(bytes + end + 1 - kBlock);
     for (uint32_t b = set->bucket_start_[h]; b < set->bucket_start_[h + 1]; ++b) {
+      // Most windows here end in another block with the same hash: one compare, and the
+      // literal's own bytes (elsewhere in memory) stay untouched.
+      if (set->bucket_blocks_[b] != block) continue;
       const std::string& lit = set->literals_[set->bucket_ids_[b]];
       if (start + lit.size() <= stop && std::memcmp(bytes + start, lit.data(), lit.size()) == 0) {
         // The line is a candidate already: the rest of it is skipped.
@@ -219,51 +228,155 @@ std::vector<size_t> LiteralSet::candidate_lines(std::string_view text) const {
   return lines;
 }
 
-namespace {
-using Bytes16 = uint8_t __attribute__((vector_size(16)));
-using Words16 = uint64_t __attribute__((vector_size(16)));
-constexpr size_t kVector = 16;
-
-Bytes16 load16(const unsigned char* p) {
-  Bytes16 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+// Each short literal is found by a trigram it holds (folded); literals sharing a trigram share
+// its probe ("gnorm" and "norm:" are both found by "nor"), so the pass compares few probes.
+void LiteralSet::make_probes() {
+  using Trigram = std::array<uint8_t, 3>;
+  auto trigram = [this](uint32_t id, size_t at) {
+    const std::string& lit = literals_[id];
+    Trigram t{};
+    for (size_t k = 0; k < 3; ++k) {
+      t[k] = at + k < lit.size() ? static_cast<uint8_t>(static_cast<uint8_t>(lit[at + k]) | 0x20)
+                                 : uint8_t{0};
+    }
+    return t;
+  };
+  auto offsets = [this](uint32_t id) {
+    const size_t size = literals_[id].size();
+    return size < 3 ? size_t{1} : size - 2;
+  };
+  std::map<Trigram, size_t> shared;  // folded trigram -> how many short literals hold it
+  for (uint32_t id : short_) {
+    std::set<Trigram> own;
+    for (size_t at = 0; at < offsets(id); ++at) own.insert(trigram(id, at));
+    for (const auto& t : own) ++shared[t];
+  }
+  for (uint32_t id : short_) {
+    const std::string& lit = literals_[id];
+    size_t best = 0;  // the offset whose trigram most literals share; the first on a tie
+    for (size_t at = 1; at < offsets(id); ++at) {
+      if (shared[trigram(id, at)] > shared[trigram(id, best)]) best = at;
+    }
+    const Trigram t = trigram(id, best);
+    const uint8_t wild = lit.size() >= 3 ? 0 : lit.size() == 2 ? 0b100 : 0b110;
+    if (std::none_of(probes_.begin(), probes_.end(),
+                     [&](const ShortProbe& p) { return p.bytes == t && p.wild == wild; })) {
+      probes_.push_back({t, wild});
+    }
+    short_at_.push_back({id, static_cast<uint32_t>(best)});
+    any_wild_ = any_wild_ || wild != 0;
+    // The pairs the literal's first two bytes may be: any second byte for a 1-byte literal.
+    const unsigned first = static_cast<uint8_t>(lit.front());
+    for (unsigned next = 0; next < 256; ++next) {
+      if (lit.size() == 1 || next == static_cast<uint8_t>(lit[1])) {
+        short_pairs_.set(first << 8 | next);
+      }
+    }
+  }
 }
+
+// Whether a short literal holds its probe's trigram at `at`.
+bool LiteralSet::short_literal_at(const unsigned char* s, size_t n, size_t at) const {
+  for (const auto& [id, offset] : short_at_) {
+    const std::string& lit = literals_[id];
+    if (at >= offset && at - offset + lit.size() <= n &&
+        std::memcmp(s + at - offset, lit.data(), lit.size()) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+// At most this many probes are compared in one pass over the text; more take more passes.
+constexpr size_t kProbesPerPass = 16;
+
+// The vector types of the short pass by width in bytes (a dependent vector_size is not
+// portable between compilers).
+template <size_t kWidth>
+struct Vectors;
+template <>
+struct Vectors<16> {
+  using Bytes = uint8_t __attribute__((vector_size(16)));
+  using Words = uint64_t __attribute__((vector_size(16)));
+  // For loads from any address: one unaligned vector load, never split into smaller moves.
+  using Unaligned = uint8_t __attribute__((vector_size(16), aligned(1), may_alias));
+};
+template <>
+struct Vectors<32> {
+  using Bytes = uint8_t __attribute__((vector_size(32)));
+  using Words = uint64_t __attribute__((vector_size(32)));
+  // For loads from any address: one unaligned vector load, never split into smaller moves.
+  using Unaligned = uint8_t __attribute__((vector_size(32), aligned(1), may_alias));
+};
 }  // namespace
 
-void LiteralSet::scan_short(std::string_view text, std::vector<size_t>& lines) const {
+// One pass of the short literals' probes `first` .. `first + count` over `text`: 2 × kWidth
+// positions at a time, with plain GCC/Clang vectors (SSE2 on x86-64, NEON on aarch64; AVX2 where
+// scan_short finds it at run time), three loads shared by every probe and three compares per
+// probe. `kWild`: some probe (a literal under three bytes) accepts any byte where it has none.
+// Appends the lines found (ascending) and returns where the vectors stopped: the last bytes
+// are the caller's. The vectors never cross a function boundary (their ABI depends on the
+// target), hence one body.
+template <size_t kWidth, bool kWild>
+[[gnu::always_inline]] inline size_t LiteralSet::short_pass(std::string_view text, size_t first,
+                                                            size_t count,
+                                                            std::vector<size_t>& lines) const {
+  using Bytes = typename Vectors<kWidth>::Bytes;
+  using Words = typename Vectors<kWidth>::Words;
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
+  Bytes want[kProbesPerPass][3];
+  Bytes wild[kProbesPerPass][2];
+  for (size_t k = 0; k < count; ++k) {
+    const ShortProbe& p = probes_[first + k];
+    for (size_t b = 0; b < 3; ++b) std::memset(&want[k][b], p.bytes[b], sizeof(Bytes));
+    for (size_t b = 1; b < 3; ++b) {
+      std::memset(&wild[k][b - 1], ((p.wild >> b) & 1) != 0 ? 0xFF : 0, sizeof(Bytes));
+    }
+  }
+  Bytes fold;
+  std::memset(&fold, 0x20, sizeof fold);
   size_t floor = 0;  // start of the line being scanned, or earlier
-  // Whether a short literal starts at `at`.
-  auto found_at = [&](size_t at) {
-    for (uint32_t id : short_) {
-      const std::string& lit = literals_[id];
-      if (at + lit.size() <= n && std::memcmp(s + at, lit.data(), lit.size()) == 0) return true;
-    }
-    return false;
-  };
-  const Bytes16 fold = {0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20,
-                        0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20};
   size_t i = 0;
-  // 16 candidate starts at a time, while the last byte of the longest literal is in the text.
-  while (i + kVector + std::max<size_t>(longest_short_, 2) - 1 <= n) {
-    const Bytes16 at0 = load16(s + i) | fold;
-    const Bytes16 at1 = load16(s + i + 1) | fold;
-    Bytes16 any = {};
-    for (const ShortProbe& p : probes_) {
-      const Bytes16 second = p.second_at == 1 ? at1 : at0;
-      const Bytes16 last = load16(s + i + p.last_at) | fold;
-      any |= (at0 == load16(p.first)) & (second == load16(p.second)) & (last == load16(p.last));
+  using Unaligned = typename Vectors<kWidth>::Unaligned;
+  while (i + 2 * kWidth + 2 <= n) {
+    // Two vectors of positions side by side: each probe's bytes are loaded once for both.
+    // (No helper function: a vector crossing a call changes its ABI with the target.)
+    const auto* low_at = reinterpret_cast<const Unaligned*>(s + i);
+    const auto* high_at = reinterpret_cast<const Unaligned*>(s + i + kWidth);
+    const Bytes low0 = low_at[0] | fold;
+    const Bytes low1 = *reinterpret_cast<const Unaligned*>(s + i + 1) | fold;
+    const Bytes low2 = *reinterpret_cast<const Unaligned*>(s + i + 2) | fold;
+    const Bytes high0 = high_at[0] | fold;
+    const Bytes high1 = *reinterpret_cast<const Unaligned*>(s + i + kWidth + 1) | fold;
+    const Bytes high2 = *reinterpret_cast<const Unaligned*>(s + i + kWidth + 2) | fold;
+    Bytes low = {}, high = {};
+    for (size_t k = 0; k < count; ++k) {
+      Bytes second_low = low1 == want[k][1], second_high = high1 == want[k][1];
+      Bytes third_low = low2 == want[k][2], third_high = high2 == want[k][2];
+      if constexpr (kWild) {
+        second_low |= wild[k][0];
+        second_high |= wild[k][0];
+        third_low |= wild[k][1];
+        third_high |= wild[k][1];
+      }
+      low |= (low0 == want[k][0]) & second_low & third_low;
+      high |= (high0 == want[k][0]) & second_high & third_high;
     }
-    const Words16 words = reinterpret_cast<Words16>(any);
-    if ((words[0] | words[1]) == 0) [[likely]] {
-      i += kVector;
+    const Words words = reinterpret_cast<Words>(low | high);
+    uint64_t any = 0;
+    for (size_t w = 0; w < kWidth / 8; ++w) any |= words[w];
+    if (any == 0) [[likely]] {
+      i += 2 * kWidth;
       continue;
     }
-    size_t next = i + kVector;
-    for (size_t j = 0; j < kVector; ++j) {
-      if (any[j] != 0 && found_at(i + j)) {
+    uint8_t hit[2 * kWidth];
+    std::memcpy(hit, &low, kWidth);
+    std::memcpy(hit + kWidth, &high, kWidth);
+    size_t next = i + 2 * kWidth;
+    for (size_t j = 0; j < 2 * kWidth; ++j) {
+      if (hit[j] != 0 && short_literal_at(s, n, i + j)) {
         lines.push_back(line_start_before(text, floor, i + j));
         next = floor = next_line(text, i + j);  // the rest of the line is a candidate already
         break;
@@ -271,14 +384,47 @@ void LiteralSet::scan_short(std::string_view text, std::vector<size_t>& lines) c
     }
     i = next;
   }
-  while (i < n) {  // the last bytes, one start at a time
-    if (found_at(i)) {
+  // The last bytes, one position at a time.
+  for (; i < n; ++i) {
+    if (short_literal_at(s, n, i)) {
       lines.push_back(line_start_before(text, floor, i));
       i = floor = next_line(text, i);
-    } else {
-      ++i;
+      if (i == n) break;
+      --i;
     }
   }
+  return i;
+}
+
+template <size_t kWidth>
+[[gnu::always_inline]] inline void LiteralSet::short_passes(std::string_view text,
+                                                            std::vector<size_t>& lines) const {
+  for (size_t first = 0; first < probes_.size(); first += kProbesPerPass) {
+    const size_t count = std::min(kProbesPerPass, probes_.size() - first);
+    if (any_wild_) {
+      short_pass<kWidth, true>(text, first, count, lines);
+    } else {
+      short_pass<kWidth, false>(text, first, count, lines);
+    }
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+[[gnu::target("avx2")]] void LiteralSet::short_passes_avx2(std::string_view text,
+                                                           std::vector<size_t>& lines) const {
+  short_passes<32>(text, lines);
+}
+#endif
+
+void LiteralSet::scan_short(std::string_view text, std::vector<size_t>& lines) const {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    short_passes_avx2(text, lines);
+    return;
+  }
+#endif
+  short_passes<16>(text, lines);
 }
 
 void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) const {
@@ -286,9 +432,21 @@ void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) cons
     out.push_back(id);
     return true;
   });
-  for (uint32_t id : short_) {
-    const std::string& lit = literals_[id];
-    if (memmem(line.data(), line.size(), lit.data(), lit.size()) != nullptr) out.push_back(id);
+  if (short_.empty()) return;
+  // One pass for all short literals: a candidate line is one of a step's, and the literals
+  // ("loss", "Loss", "LOSS", "scale" ...) are many for one memmem each.
+  const auto* s = reinterpret_cast<const unsigned char*>(line.data());
+  for (size_t at = 0; at < line.size(); ++at) {
+    const unsigned next = at + 1 < line.size() ? s[at + 1] : 0;
+    if (!short_pairs_.test(s[at] << 8 | next)) continue;
+    for (uint32_t id : short_) {
+      const std::string& lit = literals_[id];
+      if (static_cast<unsigned char>(lit[0]) == s[at] && at + lit.size() <= line.size() &&
+          std::equal(lit.begin() + 1, lit.end(), s + at + 1,
+                     [](char a, unsigned char b) { return static_cast<unsigned char>(a) == b; })) {
+        out.push_back(id);
+      }
+    }
   }
 }
 

@@ -15,6 +15,8 @@
 // Built once per rule-set view, immutable afterwards, safe to share across threads.
 #pragma once
 
+#include <array>
+#include <bitset>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,29 +47,45 @@ class LiteralSet {
   static constexpr size_t kShortBelow = 8;
   static constexpr int kMinHashBits = 10;
   static constexpr int kMaxHashBits = 15;
+  static uint32_t block_at(const unsigned char* p);  // the kBlock bytes at p, as a number
   static uint32_t hash(const unsigned char* p, int bits);
 
   template <class OnMatch>
   void scan_long(std::string_view text, size_t pos, OnMatch&& on_match) const;
+  void make_probes();
   // Appends the start of every line of `text` that holds a short literal (ascending).
   void scan_short(std::string_view text, std::vector<size_t>& lines) const;
+  template <size_t kWidth, bool kWild>
+  size_t short_pass(std::string_view text, size_t first, size_t count,
+                    std::vector<size_t>& lines) const;
+  template <size_t kWidth>
+  void short_passes(std::string_view text, std::vector<size_t>& lines) const;
+  void short_passes_avx2(std::string_view text, std::vector<size_t>& lines) const;
+  bool short_literal_at(const unsigned char* s, size_t n, size_t at) const;
 
   std::vector<std::string> literals_;
-  std::vector<uint32_t> short_;  // indexes of literals shorter than kShortBelow
-  // What the short pass compares, deduplicated: a short literal's first, second and last byte
-  // with 0x20 set (so "loss", "Loss" and "LOSS" are one probe; the literal itself is compared
-  // after), each repeated over a vector, and where the second and last byte are.
+  std::vector<uint32_t> short_;  // indexes of the literals the short pass finds
+  // What the short pass compares, deduplicated: a trigram of each short literal with 0x20 set
+  // on every byte (so "loss", "Loss" and "LOSS" are one probe; the literal itself is compared
+  // after). `wild` bit k: the probe takes any byte at k (a literal under three bytes).
   struct ShortProbe {
-    uint8_t first[16], second[16], last[16];
-    uint8_t second_at, last_at;
+    std::array<uint8_t, 3> bytes;
+    uint8_t wild;
+  };
+  struct ShortAt {
+    uint32_t literal;
+    uint32_t offset;  // where its probe's trigram starts in it
   };
   std::vector<ShortProbe> probes_;
-  size_t longest_short_ = 0;
+  std::vector<ShortAt> short_at_;
+  bool any_wild_ = false;
+  std::bitset<65536> short_pairs_;      // by two bytes: whether a short literal may start with them
   int hash_bits_ = kMinHashBits;        // log2 of the shift table's size
   size_t window_ = 0;                   // shortest long literal (capped): the Wu-Manber window
   std::vector<uint8_t> shift_;          // by block hash: how far the window may move
   std::vector<uint32_t> bucket_start_;  // by hash of the window's last block ...
-  std::vector<uint32_t> bucket_ids_;    // ... the long literals ending their window with it
+  std::vector<uint32_t> bucket_ids_;    // ... the long literals ending their window with it,
+  std::vector<uint32_t> bucket_blocks_;  // ... and that last block (block_at), by entry
 };
 
 }  // namespace faultd::rules

@@ -463,11 +463,11 @@ class Scanner {
 
   // A line naming both its process and its device teaches the context that pairing.
   void learn_pid_device(std::string_view message, uint64_t line_number) {
+    const std::string_view process = pid(message);
+    if (process.empty()) return;
     std::string_view device = tuple_device(message);
     if (device.empty()) device = spelled_device(message);
     if (device.empty()) return;
-    const std::string_view process = pid(message);
-    if (process.empty()) return;
     auto& known = file().pid_devices;
     if (known.size() >= ScanContext::Impl::kMaxPidDevices && known.count(process) == 0) {
       known.erase(std::min_element(known.begin(), known.end(), [](const auto& a, const auto& b) {

@@ -7,6 +7,8 @@
 namespace faultd {
 namespace {
 
+using namespace std::string_view_literals;
+
 constexpr size_t kMaxKeyWords = 6;  // a key is its last few words; prose before it is dropped
 
 // ASCII only, locale-free: a step line is read for every training step.
@@ -46,9 +48,10 @@ class Key {
   // The key ends with these words.
   bool ends_with(std::initializer_list<std::string_view> tail) const {
     if (tail.size() > size_) return false;
-    size_t i = size_ - tail.size();
-    return std::all_of(tail.begin(), tail.end(),
-                       [&](std::string_view w) { return iequals(words_[i++], w); });
+    // From the last word back: most tails differ there.
+    size_t i = size_;
+    return std::all_of(std::rbegin(tail), std::rend(tail),
+                       [&](std::string_view w) { return iequals(words_[--i], w); });
   }
   bool has(std::string_view w) const {
     return std::any_of(words_.begin(), words_.begin() + static_cast<std::ptrdiff_t>(size_),
@@ -65,10 +68,23 @@ bool camel_loss(std::string_view w) {
   return w.size() > 4 && w.substr(w.size() - 4) == "Loss" && is_alpha(w[w.size() - 5]);
 }
 
+// Whether a key may name a step field: each form canonical() knows ends with one of these words
+// or is led by "loss". Most keys of a step line (learning rate, consumed samples, global batch
+// size) are none of them, and are turned away here rather than by every form in turn.
+bool may_be_field(const Key& k) {
+  const std::string_view last = k.last();
+  for (std::string_view w :
+       {"loss"sv, "scale"sv, "norm"sv, "gnorm"sv, "iterations"sv, "iteration"sv, "iter"sv, "step"sv,
+        "overflow"sv, "cond"sv, "from"sv, "to"sv, "ms"sv, "time"sv, "updates"sv}) {
+    if (iequals(last, w)) return true;
+  }
+  return camel_loss(last) || iequals(k.word(0), "loss");
+}
+
 // The detectors' name for a key, or empty when the key is not one of the step fields. Longer and
 // more specific forms are tried first ("step time" before "step").
 std::string_view canonical(const Key& k) {
-  if (k.empty()) return {};
+  if (k.empty() || !may_be_field(k)) return {};
   if (k.ends_with({"nan", "iterations"})) return "nan_iterations";
   if (k.ends_with({"skipped", "iterations"})) return "overflow";
   if (k.ends_with({"overflow"}) || k.ends_with({"overflow", "cond"})) return "overflow";
@@ -95,7 +111,8 @@ std::string_view canonical(const Key& k) {
       k.ends_with({"total", "norm"}) || (k.size() == 1 && k.ends_with({"norm"}))) {
     return "grad_norm";
   }
-  for (std::string_view other : {"scale", "scaler", "valid", "val", "eval", "test", "nll"}) {
+  for (std::string_view other :
+       {"scale"sv, "scaler"sv, "valid"sv, "val"sv, "eval"sv, "test"sv, "nll"sv}) {
     if (k.has(other)) return {};
   }
   // lm loss, train_loss, Training Loss; loss_net, loss total (a short key led by "loss"); a
@@ -109,7 +126,7 @@ std::string_view canonical(const Key& k) {
 
 bool is_word_value(std::string_view w) {
   if (!w.empty() && (w.front() == '-' || w.front() == '+')) w.remove_prefix(1);
-  for (std::string_view v : {"nan", "inf", "infinity", "true", "false"}) {
+  for (std::string_view v : {"nan"sv, "inf"sv, "infinity"sv, "true"sv, "false"sv}) {
     if (iequals(w, v)) return true;
   }
   return false;

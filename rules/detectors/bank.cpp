@@ -160,8 +160,10 @@ void DetectorBank::apply(std::vector<Finding>& findings) {
                    [](const Finding& f) { return f.detector_input; })) {
     return;
   }
-  std::vector<Finding> out;
-  out.reserve(findings.size());
+  // Written into a vector kept across calls and swapped with `findings`: both keep their
+  // capacity, so a chunk of step lines allocates no new vector.
+  std::vector<Finding>& out = scratch_;
+  out.clear();
   for (auto& f : findings) {
     if (!f.detector_input) {
       out.push_back(std::move(f));
@@ -174,7 +176,8 @@ void DetectorBank::apply(std::vector<Finding>& findings) {
       if (auto v = observe_rule(match, rule, level, at)) out.push_back(std::move(*v));
     }
   }
-  findings = std::move(out);
+  findings.swap(out);
+  out.clear();
 }
 
 std::vector<Finding> DetectorBank::tick(TimePoint now) {

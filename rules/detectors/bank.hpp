@@ -100,6 +100,7 @@ class DetectorBank {
   std::unordered_map<std::string, std::unique_ptr<Labels>> labels_;
   Counters counters_;
   std::string key_;  // scratch for series and label keys (no allocation per observation)
+  std::vector<Finding> scratch_;  // apply()'s output before it is swapped into place
 };
 
 }  // namespace faultd

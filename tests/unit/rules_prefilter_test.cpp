@@ -95,3 +95,34 @@ TEST_CASE("prefilter: buffers long enough to be scanned in lanes equal the naive
     REQUIRE(set.candidate_lines(text) == naive_lines(literals, text));
   }
 }
+
+TEST_CASE("prefilter: short literals are found whatever bytes fold onto their probes",
+          "[rules][prefilter]") {
+  // The short pass compares trigrams with 0x20 set on every byte: ':' and '\x1a', '_' and
+  // '\x7f', 'a' and 'A' fold together, so only the literal's own compare may tell them apart.
+  // Many probes (over one pass's 16), literals of 1 and 2 bytes (wild probe bytes), 8-byte
+  // literals (which join the short pass when one runs) and long lines for the vector path.
+  std::mt19937 rng(7);
+  const std::string bytes = std::string("aAbB:_\x1a\x7f") + "\n";
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::string> literals;
+    const int count = 1 + static_cast<int>(rng() % 24);
+    for (int i = 0; i < count; ++i) {
+      literals.push_back(random_text(rng, bytes.substr(0, 8), 1 + rng() % 12));
+    }
+    const std::string text =
+        random_text(rng, round % 2 == 0 ? bytes : bytes.substr(0, 8) + bytes, rng() % 3000);
+    const LiteralSet set(literals);
+    INFO("round " << round);
+    REQUIRE(set.candidate_lines(text) == naive_lines(literals, text));
+    std::vector<uint32_t> found;
+    const std::string line = random_text(rng, bytes.substr(0, 8), rng() % 80);
+    set.matches(line, found);
+    std::set<uint32_t> got(found.begin(), found.end());
+    std::set<uint32_t> want;
+    for (uint32_t i = 0; i < literals.size(); ++i) {
+      if (line.find(literals[i]) != std::string::npos) want.insert(i);
+    }
+    REQUIRE(got == want);
+  }
+}
