@@ -153,7 +153,7 @@ size_t syslog_prefix(std::string_view line, Envelope& env) {
 // minutes, then blanks; what follows (never nothing) is the message.
 size_t timestamp_prefix(std::string_view line) {
   static const RE2 re(
-      R"(^[ \t]*(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?\]|\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?) +)");
+      R"(^[ \t]*(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?\]|\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d{1,9})?)?(?:Z|[+-]\d\d:?\d\d)?):? +)");
   re2::StringPiece match;
   if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::ANCHOR_START,
                 &match, 1)) {
@@ -429,7 +429,7 @@ std::string_view line_device(std::string_view line) {
     return {dev.data(), dev.size()};
   }
   static const RE2 re(
-      R"((?:\bdevice_id(?:=|:\s*)|\bdeviceId(?:\[|[:=]\s*)|\bdevId[:=]?\s*|\bcudaDev\s|\bdevice\s+ordinal\s+|\bdevid=|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\bDevice(?::\s*|\s)|\bdevice(?:\s+is)?\s+|\(device=|\bNPU\s|\bchipId:|\bGPU[\s=:]|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.:]|\.(?:\D|$)|:(?:[^\dA-Fa-f]|$)|$))");
+      R"((?:\b(?:[Dd]evice[_ ]?[Ii][Dd]|[Dd]ev_?[Ii][Dd])(?:\s*[=:]\s*|\[|-|\s+)|\bcudaDev\s|\bdevice\s+ordinal\s+|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\bDevice(?::\s*|\s)|\bdevice(?:\s+is)?\s+|\(device=|\bNPU\s|\bchipId:|\bGPU[\s=:]|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.:]|\.(?:\D|$)|:(?:[^\dA-Fa-f]|$)|$))");
   re2::StringPiece subs[2];
   if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, subs,
                 2)) {

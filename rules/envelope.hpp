@@ -11,7 +11,8 @@
 //   - syslog and journald prefixes: "Jan  2 03:04:05 host ident[pid]: ", the same with an
 //     RFC 3339 time, and the kernel's own "[ 1126.635824] " or "<4>[ 1126.635824] ";
 //   - a bare date and time that a collector or launcher put first: " 2025-02-18 12:54 ",
-//     "2025-02-18 12:54:03,422 ", "[2025-02-18 12:54:03.422] ";
+//     "2025-02-18 12:54:03,422 ", "[2025-02-18 12:54:03.422] ", an ISO 8601 time with a colon
+//     after it ("2019-06-02T16:13:44.884Z: ", an mpirun --timestamp-output line);
 //   - `grep -rn` output of a collected log bundle: "device-2/device-305322_1.log:1859:" (the
 //     path must look like a log file or lie in a directory);
 //   - launcher prefixes: torchrun "[rank3]: " and "[default3]:", "rank3: ", Ray and vLLM
@@ -58,12 +59,14 @@ std::string_view torch_npu_device(std::string_view line);
 std::string_view line_pid(std::string_view line);
 
 // The device a line names in one of the documented spellings (docs/log-formats.md §11):
-// NCCL's "host:pid:tid [N] " prefix, device_id=N, device_id: N, deviceId[N], devId N, devId=N,
-// devid=N, [devid-N], cudaDev N, device ordinal N, device(N), device(chipId:N), Device N,
-// Device:N, Device[N], device[N], DEVICE[N], device N, device is N, (device=N, NPU N, chipId:N,
-// GPU N, GPU=N, GPU:N, cuda:N, logicDevId[N], deviceLogicId[N] or =N, deviceId:N. An id is 1
-// to 4 digits not followed by more digits, by a decimal point and a digit (an IP address,
-// "Device 1.5 GiB") or by a colon and a hex digit (a PCI address). A PCI address after "GPU"
+// NCCL's "host:pid:tid [N] " prefix; a key spelled device or dev and id (device_id, deviceId,
+// devId, devid, dev_id, Device ID) followed by "=", ":", "-", "[" or blanks (device_id=N,
+// device_id: N, deviceId[N], devId N, devid: N, device_id-N); [devid-N], cudaDev N, device ordinal
+// N, device(N), device(chipId:N), Device N, Device:N, Device[N], device[N], DEVICE[N], device N,
+// device is N, (device=N, NPU N, chipId:N, GPU N, GPU=N, GPU:N, cuda:N, logicDevId[N],
+// deviceLogicId[N] or =N, deviceId:N. An id is 1 to 4 digits not followed by more digits, by a
+// decimal point and a digit (an IP address, "Device 1.5 GiB") or by a colon and a hex digit (a PCI
+// address). A PCI address after "GPU"
 // ("The NVIDIA GPU 0000:b3:00.0") is the bus id itself. The first spelling in the line wins.
 // Empty when the line names none.
 std::string_view line_device(std::string_view line);

@@ -265,7 +265,7 @@ write_case("ascend-oom-device-vs-host", "training", "/var/log/training/job-8/wor
         none("mmap: Failed to allocate memory."),
         none("(EngineCore_DP0 pid=6903) ERROR 10-09 01:31:16 [core.py:718]         Possible Cause: Available memory is insufficient."),
         ("[ERROR] RUNTIME(27271,ker_DP7_EP7) :2026-02-27-16:24:15.595.677 [npu_driver.cc:1534]34603 DevMemAllocHugePageManaged:[drv api] halMemAlloc failed:size=2122688(bytes), type=2, moduleId=3, drvFlag=216172782123369479, drvRetCode=6, device_id 7, ErrCode=207001, desc=[driver error:out of memory], InnerCode=0x7020016",
-         [(HAL, "", RBUS, "")]),
+         [(HAL, "7", RBUS, "")]),
         ("[ERROR] RUNTIME(10972,python):2023-09-23-05:41:40.256.370 [npu_driver.cc:1100]49835 DevMemAllocHugePageManaged:[drv api] halMemAlloc failed:size=2097152(bytes), type=2, moduleId=3, drvFlag=216172782123369479, drvRetCode=6, device_id=3, ErrCode=207001, desc=[driver error:out of memory], InnerCode=0x7020016",
          [(HAL, "3", RBUS, "")]),
         none("[WARNING] RUNTIME(10972,python):2023-09-23-05:41:40.256.371 [npu_driver.cc:1110]49835 DevMemAllocHugePageManaged:[drv api] halMemAlloc failed:size=2097152(bytes), type=2, moduleId=3, drvFlag=216172782123369479, drvRetCode=6, device_id=3!"),
@@ -286,7 +286,7 @@ engine log quoted in a public repository (EL0004 with the "(EngineCore_DP0 pid=N
 prefix and its "Possible Cause" continuation); hicann/hixl troubleshooting guide
 (.agents/skills/hixl-troubleshoot/references/guides.md: the halMemAlloc out-of-memory line;
 the guide shows it as "ERR0R] RUNTIME(...", restored here to "[ERROR] RUNTIME(..."; it
-writes "device_id 7" without "=", which is not a device form, so no device); a public dmesg
+writes "device_id 7" without "=", a device form like "device_id=7", so device 7); a public dmesg
 excerpt with "Memory cgroup out of memory: Killed process" (host OOM).
 Constructed: MindSpore's "Out of memory!!!" (lower-case m, from the MS_LOG(EXCEPTION) format
 string of its Ascend memory manager) must be a device OOM, not a host OOM; a halMemAlloc
@@ -1932,3 +1932,48 @@ The driver fault manager's event log of the device OS (dms_event), verbatim from
 hicann/oam-tools (tests/corpus/expected.tsv gives the commit and lines): an AI Vector bus error
 occurring (severity Warning: a fault event), an event of severity OK (nothing), and the bus
 error's resume (a recovery for its code).""")
+
+write_case("nvidia-oom-ib-gpu-lost-forms", "training", "/var/log/training/job-15/rank-0.log", None,
+    [
+        ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 2.99GiB (3206250496B) on device ordinal 0",
+         [("nvidia.cuda.out-of-memory", "0", RBUS, "")]),
+        ("VM-0-16-ubuntu:392:494 [2] enqueue.cc:43 NCCL WARN Cuda failure 'out of memory'",
+         [("nvidia.cuda.out-of-memory", "2", RBUS, "")]),
+        ("VM-0-16-ubuntu:392:494 [2] enqueue.cc:54 NCCL WARN Cuda failure 'invalid resource handle'",
+         [("nvidia.nccl.cuda-failure", "2", NOT, "")]),
+        ("2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error",
+         [("nvidia.nccl.network-error", "0", RBUS, "")]),
+        none("2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : port active"),
+        none("2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : SM change"),
+        ("Aug 10 22:40:59.893888 anthill kernel: NVRM: GPU0 _issueRpcAndWait: rpcSendMessage failed with status 0x0000000f for fn 10 sequence 800!",
+         [("nvidia.gpu.lost", "GPU0", RNPU, "")]),
+        none("Aug 10 22:40:59.893916 anthill kernel: NVRM: GPU0 rpcRmApiFree_GSP: GspRmFree failed: hClient=0xc1d00018; hObject=0x5c000008; paramsStatus=0x00000000; status=0x0000000f"),
+        none("Aug 10 22:40:59.893888 anthill kernel: NVRM: GPU0 _issueRpcAndWait: rpcSendMessage failed with status 0x00000065 for fn 10 sequence 800!"),
+    ],
+    note="""
+Out-of-memory, InfiniBand and lost-GPU forms of other tools than PyTorch's. Quoted (the
+sources are in tests/corpus/expected.tsv): XLA's RESOURCE_EXHAUSTED allocation failure with
+"device ordinal 0" (ecmwf-lab/ai-models-graphcast#18); NCCL's "Cuda failure 'out of memory'"
+(an OOM, the device its "[2]" prefix) and "'invalid resource handle'" (recorded) from
+NVIDIA/TensorRT-LLM#1670; an mpirun-prefixed "Got async event : local catastrophic error"
+without the HCA's name (NVIDIA/nccl#230); the driver's "rpcSendMessage failed with status
+0x0000000f" (NV_ERR_GPU_IS_LOST) and the GspRmFree line after it, which is the same event
+(Neroued/ninfer#12). Constructed look-alikes: the same async-event line with the verbs
+library's "port active" and "SM change" (no failures), and rpcSendMessage with another status
+(no lost GPU).""")
+
+write_case("ascend-bbox-driver-exception", "device-log",
+    "/var/log/npu/hisi_logs/device-0/20230713162044-070000011/bbox/driver.txt", None,
+    [
+        none("driver info:"),
+        none("devid: 2, module: 1 2021-10-05 15:07:08 651408 devid: 2 device manager current status: working."),
+        ("excep_id: 0xa8028802 .", [("ascend.device.system-exception", "2", RBUS, "A8028802")]),
+        none("device_id = 2, fail info: device_id-2 appeared multi ecc err, the physical address is 0x400cd8d202e0"),
+    ],
+    note="""
+A black-box driver record (hisi_logs/device-N/.../bbox/driver.txt), verbatim from the
+MindCluster FaultDiag test data (tests/corpus/expected.tsv gives the commit and lines): the
+exception code of "excep_id: 0x..." is the device's system exception (no catalogue in golden
+runs: the rule's default level). The code's line names no device: its neighbours do
+("devid: 2" before it, "device_id = 2" after it), so the device is 2. (The dump was filed under
+a device-0/ directory; a source whose path_fields read that directory would name 0.)""")

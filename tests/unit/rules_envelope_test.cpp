@@ -67,6 +67,9 @@ TEST_CASE("envelope: a bare date and time put first by a collector or launcher",
         "n176:2657296:2658232 [1] NCCL WARN y");
   CHECK(message_of("[2025-02-16 22:31:34,422] [ERROR] z") == "[ERROR] z");
   CHECK(message_of("2025-02-16T22:31:34.422+08:00 [rank3]: RuntimeError: w") == "RuntimeError: w");
+  // mpirun --timestamp-output: an ISO time and a colon before the rank's stream prefix.
+  CHECK(message_of("2019-06-02T16:13:44.884Z: [1,12]<stdout>:h:815:864 [0] NCCL WARN v") ==
+        "h:815:864 [0] NCCL WARN v");
   // Python logging's time is taken off; what follows it is the message.
   CHECK(message_of("2024-01-01 12:00:00,123 - INFO - step 3") == "- INFO - step 3");
   // Not a time: a date alone, a time without its date, a time that is the whole line, and a
@@ -162,6 +165,18 @@ TEST_CASE("device spellings and process ids on a line", "[rules][envelope]") {
   CHECK(line_device("GPU 00000000:3B:00.0: Detected Critical Xid Error") == "00000000:3B:00.0");
   CHECK(line_device("on device 0000:3b:00") == "");
   CHECK(line_device("GPU 1: NVIDIA A100-SXM4-80GB") == "1");
+  // The id keys in their other spellings: dev_id, devid: N, device_id N, device_id = N, and a
+  // hyphen (CANN runtime and black-box records).
+  CHECK(line_device("fftsplus task execute failed, dev_id=0, stream_id=4") == "0");
+  CHECK(line_device("devid: 2 device manager current status: working.") == "2");
+  CHECK(line_device("drvRetCode=6, device_id 7, ErrCode=207001") == "7");
+  CHECK(line_device("device_id = 2, fail info: x") == "2");
+  CHECK(line_device("fail info: device_id-2 appeared multi ecc err") == "2");
+  CHECK(line_device("Device ID: 5 failed") == "5");
+  // The driver's own "GPU<N>" instance number is not an index: no device from the spelling
+  // table (the rules that read it keep it raw, docs/log-formats.md §11).
+  CHECK(line_device("NVRM: GPU0 _issueRpcAndWait: rpcSendMessage failed") == "");
+  CHECK(line_device("individual results") == "");
   CHECK(line_pid("[ERROR] RUNTIME(150840,python):2021-09-14 x") == "150840");
   CHECK(line_pid("EE9999: [PID: 1234] 2024-01-01") == "1234");
   CHECK(line_pid("ERR00100 PTA call acl api failed (PID:13075, Device:0, RankID:8)") == "13075");
