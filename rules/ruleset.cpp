@@ -709,6 +709,8 @@ class Scanner {
   // A detector input's fields: the captures, the path fields no capture names, and the
   // envelope's rank.
   void detector_fields(std::vector<std::pair<std::string, std::string>>& fields) const {
+    fields.reserve(fields.size() + captures_.size() +
+                   (chunk_.path_fields != nullptr ? chunk_.path_fields->size() : 0) + 1);
     for (const auto& [name, value] : captures_) fields.emplace_back(name, value);
     if (chunk_.path_fields != nullptr) {
       for (const auto& [name, value] : *chunk_.path_fields) {
