@@ -1977,3 +1977,24 @@ exception code of "excep_id: 0x..." is the device's system exception (no catalog
 runs: the rule's default level). The code's line names no device: its neighbours do
 ("devid: 2" before it, "device_id = 2" after it), so the device is 2. (The dump was filed under
 a device-0/ directory; a source whose path_fields read that directory would name 0.)""")
+
+write_case("nvidia-xid-caused-by", "kernel", "/var/log/kern.log", None,
+    [
+        ("kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
+         [("nvidia.xid.application", "0000:dc:00", NOT, "XID45"),
+          ("nvidia.xid.caused-by", "0000:dc:00", SUB, "XID149")]),
+        ("kernel: NVRM: Xid (PCI:0000:ed:00): 45, pid=1818992, name=python3, Ch 0000000c caused by previous Xid 145",
+         [("nvidia.xid.application", "0000:ed:00", NOT, "XID45"),
+          ("nvidia.xid.caused-by", "0000:ed:00", SUB, "XID145")]),
+        ("kernel: NVRM: Xid (PCI:0000:ed:00): 45, pid=1818992, name=python3, Ch 0000000c caused by previous Xid 13",
+         [("nvidia.xid.application", "0000:ed:00", NOT, "XID45")]),
+        ("kernel: NVRM: Xid (PCI:0000:ed:00): 45, pid=1818992, name=python3, Ch 0000000c caused by previous Xid 1",
+         [("nvidia.xid.application", "0000:ed:00", NOT, "XID45"),
+          ("nvidia.xid.caused-by", "0000:ed:00", SUB, "XID1")]),
+    ],
+    note="""
+Xid 45 (preemptive cleanup, the application's) that the driver says another Xid caused. The
+first two lines are quoted from a public issue thread (tests/corpus/expected.tsv gives it):
+NVLink Xids 149 and 145 behind the cleanup, a warning on the GPU coded with the cause. The last
+two are constructed from them: a cause that is itself an application Xid (13) adds nothing, a
+one-digit cause is read whole.""")
