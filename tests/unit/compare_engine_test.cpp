@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -474,4 +475,173 @@ TEST_CASE("stack.json beside the NPU dump: an NPU_Stack_Info column and the susp
   CHECK(out.str().find("    File model.py, line 3, in forward, ") != std::string::npos);
   CHECK(cmp::rank_json(rc, false)["suspect"]["stack"].get<std::string>().find("train.py") !=
         std::string::npos);
+}
+
+TEST_CASE("replicas: the suspect's first tensor is measured against a majority replica") {
+  TempDir dir;
+  // Statistics: the weight's Max is 1.5 on rank2, 1 elsewhere: Max diff 0.5, 50% of 1.
+  for (int rank = 0; rank < 4; ++rank) {
+    write_stat_rank(dir, "step0/rank" + std::to_string(rank), rank + 2, rank == 2 ? 1.5 : 1);
+  }
+  std::vector<cmp::Dump> dumps;
+  std::vector<std::string> labels;
+  for (const auto& r : cmp::find_ranks(dir.path() / "step0")) {
+    dumps.push_back(cmp::read_dump(r.path));
+    labels.push_back(r.label);
+  }
+  const auto rep = cmp::compare_replicas(dumps, labels);
+  REQUIRE(rep.first);
+  CHECK(rep.first->name == "Module.fc.Linear.forward.0.parameters.weight");
+  CHECK(rep.first_data_row == 2);  // input.0, then the weight
+  CHECK(rep.first->majority == 3);
+  CHECK(labels[rep.first->reference] == "rank0");
+  CHECK(rep.mode == cmp::DumpMode::Statistics);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"Max diff", "0.5"},      {"Min diff", "0"},           {"Mean diff", "0"},
+      {"L2norm diff", "0"},     {"MaxRelativeErr", "50.0%"}, {"MinRelativeErr", "0"},
+      {"MeanRelativeErr", "0"}, {"NormRelativeErr", "0"},    {"Suspect max", "1.5"},
+      {"Suspect min", "0"},     {"Suspect mean", "0.5"},     {"Suspect l2norm", "1"},
+      {"Majority max", "1"},    {"Majority min", "0"},       {"Majority mean", "0.5"},
+      {"Majority l2norm", "1"}, {"Result", "pass"}};
+  CHECK(rep.evidence == want);
+
+  // Tensor mode: the output is [1, 2, 3, 4] on three ranks and [1, 2, 3, 5] on rank2. Cosine
+  // 34 / sqrt(39 * 30) = 0.993999088548, |d| at most 1 (EucDist 1 too), relative error 1/4 on
+  // one element of four: the ratios are 0.75.
+  for (int rank = 0; rank < 4; ++rank) {
+    write_tensor_rank(dir, "step1/rank" + std::to_string(rank), {1, 2, 3, 4},
+                      rank == 2 ? std::vector<float>{1, 2, 3, 5} : std::vector<float>{1, 2, 3, 4});
+  }
+  std::ostringstream out, err;
+  CHECK(cmp::run_compare_command({"--replicas", dir.file("step1"), "-o", "json"}, false, out,
+                                 err) == 1);
+  const auto j = nlohmann::json::parse(out.str());
+  CHECK(j["suspect"] == "rank2");
+  const auto& first = j["first"];
+  CHECK(first["name"] == "Functional.linear.0.forward.output.0");
+  CHECK(first["data_row"] == 2);
+  CHECK(first["reference"] == "rank0");
+  CHECK(first["evidence"]["Cosine"] == "0.993999088548");
+  CHECK(first["evidence"]["EucDist"] == "1.0");
+  CHECK(first["evidence"]["MaxAbsErr"] == "1.0");
+  CHECK(first["evidence"]["MaxRelativeErr"] == "0.25");
+  CHECK(first["evidence"]["One Thousandth Err Ratio"] == "0.75");
+  CHECK(first["evidence"]["Five Thousandths Err Ratio"] == "0.75");
+  CHECK_FALSE(first["evidence"].contains("Data_name"));
+  CHECK_FALSE(j.contains("report"));  // not asked for
+}
+
+namespace {
+
+// Stands in for faultd: records what --report hands over and answers as told.
+struct FakeFaultd {
+  cmp::ReportResult answer;
+  int calls = 0;
+  std::string device, socket;
+  std::optional<cmp::ReplicaReport> report;
+  cmp::Reporter reporter() {
+    return [this](const cmp::ReplicaReport& r, const std::string& d, const std::string& s) {
+      ++calls;
+      report = r;
+      device = d;
+      socket = s;
+      return answer;
+    };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("compare --report: the suspect goes to faultd with its device; failures exit 2") {
+  TempDir dir;
+  for (int rank = 0; rank < 4; ++rank) {
+    write_stat_rank(dir, "step0/rank" + std::to_string(rank), rank + 2, rank == 2 ? 1.5 : 1);
+    write_stat_rank(dir, "same/rank" + std::to_string(rank), rank + 2);
+  }
+  const std::string step = dir.file("step0");
+  FakeFaultd faultd;
+  faultd.answer.status = cmp::ReportResult::Status::Recorded;
+  faultd.answer.reply = {{"ok", true},
+                         {"result", "recorded"},
+                         {"fault_id", 7},
+                         {"device", "npu2"},
+                         {"state", "warning"}};
+  std::ostringstream out, err;
+  auto run = [&](std::vector<std::string> args) {
+    out.str("");
+    err.str("");
+    return cmp::run_compare_command(args, false, out, err, faultd.reporter());
+  };
+
+  SECTION("the replicas agree: nothing is sent") {
+    CHECK(run({"--replicas", dir.file("same"), "--report"}) == 0);
+    CHECK(out.str().find("--report: the replicas agree: nothing to report") != std::string::npos);
+    CHECK(faultd.calls == 0);
+  }
+  SECTION("no device for the suspect: exit 2, the comparison still printed") {
+    CHECK(run({"--replicas", step, "--report", "--device", "rank1=1"}) == 2);
+    CHECK(out.str().find("suspect: rank2 disagrees with the majority") != std::string::npos);
+    CHECK(err.str().find("the device of rank2 is not known: give --device rank2=DEVICE") !=
+          std::string::npos);
+    CHECK(faultd.calls == 0);
+  }
+  SECTION("--device by label: sent with the evidence") {
+    CHECK(run({"--replicas", step, "--report", "--device", "rank2=npu2", "--socket", "/s"}) == 1);
+    REQUIRE(faultd.calls == 1);
+    CHECK(faultd.device == "npu2");
+    CHECK(faultd.socket == "/s");
+    CHECK(faultd.report->labels[*faultd.report->suspect] == "rank2");
+    CHECK(faultd.report->first->name == "Module.fc.Linear.forward.0.parameters.weight");
+    CHECK(faultd.report->evidence.front() ==
+          std::make_pair(std::string("Max diff"), std::string("0.5")));
+    CHECK(out.str().find("suspect: rank2 (device npu2 of its node)") != std::string::npos);
+    CHECK(out.str().find("against rank0 (3 of 4 agree): Max diff 0.5, ") != std::string::npos);
+    CHECK(out.str().find(
+              "reported to faultd: rank2 on device npu2 (recorded, fault 7, device warning)") !=
+          std::string::npos);
+    CHECK(err.str().empty());
+  }
+  SECTION("--device by rank id, and by the node's size") {
+    CHECK(run({"--replicas", step, "--report", "--device", "2=5"}) == 1);
+    CHECK(faultd.device == "5");
+    CHECK(run({"--replicas", step, "--report", "--devices-per-node", "2"}) == 1);
+    CHECK(faultd.device == "0");  // rank 2 of nodes of two
+  }
+  SECTION("-o json carries faultd's answer") {
+    CHECK(run({"--replicas", step, "--report", "--device", "rank2=2", "-o", "json"}) == 1);
+    const auto j = nlohmann::json::parse(out.str());
+    CHECK(j["report"]["recorded"] == true);
+    CHECK(j["report"]["fault_id"] == 7);
+    CHECK(j["report"]["state"] == "warning");
+    CHECK_FALSE(j["report"].contains("ok"));
+  }
+  SECTION("faultd unreachable or refusing: exit 2, the comparison still printed") {
+    faultd.answer = {};
+    faultd.answer.error = "/run/faultd/control.sock: No such file or directory";
+    CHECK(run({"--replicas", step, "--report", "--device", "rank2=2"}) == 2);
+    CHECK(out.str().find("suspect: rank2") != std::string::npos);
+    CHECK(err.str().find("--report: cannot reach faultd: /run/faultd/control.sock: No such file "
+                         "or directory; nothing recorded") != std::string::npos);
+    faultd.answer.status = cmp::ReportResult::Status::Refused;
+    faultd.answer.error = "device 2 is not in this node's inventory";
+    CHECK(run({"--replicas", step, "--report", "--device", "rank2=2", "-o", "json"}) == 2);
+    CHECK(nlohmann::json::parse(out.str())["report"]["error"] ==
+          "faultd did not record it: device 2 is not in this node's inventory");
+    CHECK(err.str().find("faultd did not record it") != std::string::npos);
+  }
+  SECTION("two replicas: nobody to blame, nothing sent") {
+    CHECK(run({"--replicas", dir.file("step0/rank1"), dir.file("step0/rank2"), "--report",
+               "--device", "rank2=2"}) == 0);
+    CHECK(err.str().find("--report: two replicas cannot name a suspect (give three or more); "
+                         "nothing recorded") != std::string::npos);
+    CHECK(faultd.calls == 0);
+  }
+  SECTION("usage errors") {
+    CHECK(run({step, step, "--report"}) == 2);
+    CHECK(err.str().find("--report, --device and --socket go with --replicas") !=
+          std::string::npos);
+    CHECK(run({"--replicas", step, "--device", "rank2"}) == 2);
+    CHECK(run({"--replicas", step, "--device", "rank2=../x"}) == 2);
+    CHECK(faultd.calls == 0);
+  }
 }
