@@ -28,9 +28,10 @@ struct Options {
   int devices_per_node = 0;  // --replicas: rank R is device R mod N of its node
   // --replicas: --device REPLICA=DEVICE, the device a replica (label, rank id or path) ran on
   std::vector<std::pair<std::string, std::string>> devices;
-  bool report = false;       // --replicas: record the suspect with the running faultd
-  std::string socket;        // faultd's control socket for --report (empty: faultctl's)
-  std::string data_mapping;  // YAML file: NPU tensor name -> bench tensor name
+  bool report = false;        // --replicas: record the suspect with the running faultd
+  std::string socket;         // faultd's control socket for --report (empty: faultctl's)
+  std::string data_mapping;   // YAML file: NPU tensor name -> bench tensor name
+  std::string layer_mapping;  // YAML file: layer class -> {NPU name: bench name}
 };
 
 // msprobe's data_mapping.yaml: a flat map of full tensor names.
@@ -94,6 +95,8 @@ bool parse(const std::vector<std::string>& args, Options& o, std::ostream& err) 
       if (!value(o.socket)) return false;
     } else if (a == "--data-mapping") {
       if (!value(o.data_mapping)) return false;
+    } else if (a == "--layer-mapping") {
+      if (!value(o.layer_mapping)) return false;
     } else if (a == "--pair-by-order") {
       o.pair_by_order = true;
     } else if (a == "--fuzzy") {
@@ -275,6 +278,20 @@ int run_replicas(const Options& o, std::ostream& out, std::ostream& err, const R
 
 int run_pairs(Options o, std::ostream& out, std::ostream& err) {
   if (!o.data_mapping.empty()) o.compare.data_mapping = load_data_mapping(o.data_mapping);
+  if (!o.layer_mapping.empty()) {
+    try {
+      o.compare.layer_mapping = std::make_shared<LayerMapping>(load_layer_mapping(o.layer_mapping));
+    } catch (const InputError& e) {
+      // Every problem of the file on a line of its own, at its file:line:column.
+      const std::string what = e.what();
+      for (size_t start = 0; start < what.size();) {
+        const size_t end = std::min(what.find('\n', start), what.size());
+        err << "faultctl compare: " << terminal_safe(what.substr(start, end - start)) << '\n';
+        start = end + 1;
+      }
+      return kExitInputError;
+    }
+  }
   const auto pairs = pair_ranks(find_ranks(o.paths[0]), find_ranks(o.paths[1]), o.pair_by_order);
   const unsigned jobs =
       o.jobs > 0 ? o.jobs : std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
@@ -337,7 +354,8 @@ int run_pairs(Options o, std::ostream& out, std::ostream& err) {
 
 void compare_usage(std::ostream& out) {
   out << "usage: faultctl compare NPU_DUMP BENCH_DUMP [-o text|csv|json] [--output FILE|DIR]\n"
-         "                        [--fuzzy] [--data-mapping YAML] [--pair-by-order] [--jobs N]\n"
+         "                        [--fuzzy] [--data-mapping YAML] [--layer-mapping YAML]\n"
+         "                        [--pair-by-order] [--jobs N]\n"
          "       faultctl compare --replicas DUMP DUMP DUMP...|STEP_DIR [-o text|json]\n"
          "                        [--devices-per-node N] [--device REPLICA=DEVICE]...\n"
          "                        [--report [--socket PATH]]\n"

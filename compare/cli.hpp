@@ -2,7 +2,7 @@
 // only dispatches to it and the tests can drive it without a process.
 //
 //   faultctl compare NPU_DUMP BENCH_DUMP [-o text|csv|json] [--output FILE|DIR] [--fuzzy]
-//                    [--data-mapping YAML] [--pair-by-order] [--jobs N]
+//                    [--data-mapping YAML] [--layer-mapping YAML] [--pair-by-order] [--jobs N]
 //   faultctl compare --replicas DUMP DUMP DUMP... | --replicas STEP_DIR  [-o text|json]
 //                    [--devices-per-node N] [--device REPLICA=DEVICE]... [--report]
 //

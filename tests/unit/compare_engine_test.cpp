@@ -3,6 +3,7 @@
 // two ranks, a replica set with one corrupted rank, and the command's exit codes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -644,4 +645,110 @@ TEST_CASE("compare --report: the suspect goes to faultd with its device; failure
     CHECK(run({"--replicas", step, "--device", "rank2=../x"}) == 2);
     CHECK(faultd.calls == 0);
   }
+}
+
+TEST_CASE("a layer mapping (msprobe -lm) pairs layers renamed across frameworks") {
+  const std::string ms = R"({"type": "mindspore.Tensor", "dtype": "Float32", "shape": [2],
+      "Max": 1, "Min": 0, "Mean": 0.5, "Norm": 1})";
+  const std::string pt = tensor("torch.float32", "[2]", 1, 0, 0.5, 1);
+  auto layers = [](const std::string& framework, const std::vector<std::string>& names,
+                   const std::string& t) {
+    std::string data;
+    for (const auto& n : names) data += (data.empty() ? "" : ", ") + entry(n, t, t);
+    return R"({"task": "statistics", "level": "L0", "framework": ")" + framework +
+           R"(", "dump_data_dir": null, "data": {)" + data + "}}";
+  };
+  // The model is `net` on the NPU side, `model` on the bench; a Block's `attn` is `self_attn`
+  // there, and its `mlp.dense_h` (two levels) is `feed_forward.fc1`. The head's class differs
+  // (Dense, Linear), its path only by the top.
+  const auto npu = cmp::parse_msprobe_dump(
+      layers("mindspore",
+             {"Cell.net.encoder.layers.0.Block.forward.0",
+              "Cell.net.encoder.layers.0.attn.Attention.forward.0",
+              "Cell.net.encoder.layers.0.mlp.dense_h.Dense.forward.0",
+              "Cell.net.head.Dense.forward.0", "Cell.net.head.Dense.backward.0"},
+             ms),
+      "npu/dump.json");
+  const auto bench = cmp::parse_msprobe_dump(
+      layers("pytorch",
+             {"Module.model.encoder.layers.0.Block.forward.0",
+              "Module.model.encoder.layers.0.self_attn.Attention.forward.0",
+              "Module.model.encoder.layers.0.feed_forward.fc1.Linear.forward.0",
+              "Module.model.head.Linear.forward.0", "Module.model.attn.Attention.forward.0"},
+             pt),
+      "bench/dump.json");
+  const auto mapping = cmp::parse_layer_mapping(R"yaml(
+Cell:                          # TopLayer's older name
+  net: model
+Block:
+  attn: self_attn(Attention)   # "(Class)" is dropped
+  mlp.dense_h: feed_forward.fc1
+  mlp: wrong                   # the longer key wins
+Head:
+  net: wrong                   # rules of another class do not apply at the top
+)yaml",
+                                                "map.yaml");
+  auto bench_of = [](const cmp::RankCompare& rc, const std::string& npu_name) -> std::string {
+    const auto& r = row_named(rc, npu_name);
+    return r.bench ? rc.bench.rows[*r.bench].name : "(none)";
+  };
+  const auto plain = cmp::compare_dumps(npu, bench, {});
+  for (const auto& r : plain.rows) CHECK_FALSE(r.bench);  // nothing pairs by name
+
+  cmp::CompareOptions o;
+  o.layer_mapping = std::make_shared<cmp::LayerMapping>(mapping);
+  const auto rc = cmp::compare_dumps(npu, bench, o);
+  CHECK(bench_of(rc, "Cell.net.encoder.layers.0.Block.forward.0.input.0") ==
+        "Module.model.encoder.layers.0.Block.forward.0.input.0");
+  CHECK(bench_of(rc, "Cell.net.encoder.layers.0.attn.Attention.forward.0.output.0") ==
+        "Module.model.encoder.layers.0.self_attn.Attention.forward.0.output.0");
+  CHECK(bench_of(rc, "Cell.net.encoder.layers.0.mlp.dense_h.Dense.forward.0.input.0") ==
+        "Module.model.encoder.layers.0.feed_forward.fc1.Linear.forward.0.input.0");
+  CHECK(bench_of(rc, "Cell.net.head.Dense.forward.0.output.0") ==
+        "Module.model.head.Linear.forward.0.output.0");
+  // The direction is part of the match: the bench has no backward call of the head.
+  CHECK(bench_of(rc, "Cell.net.head.Dense.backward.0.input.0") == "(none)");
+  CHECK(std::count_if(rc.rows.begin(), rc.rows.end(), [](const auto& r) { return r.bench; }) == 8);
+
+  // An explicit data mapping wins over the layer mapping.
+  o.data_mapping = {
+      {"Cell.net.head.Dense.forward.0.output.0", "Module.model.attn.Attention.forward.0.output.0"}};
+  CHECK(bench_of(cmp::compare_dumps(npu, bench, o), "Cell.net.head.Dense.forward.0.output.0") ==
+        "Module.model.attn.Attention.forward.0.output.0");
+}
+
+TEST_CASE("layer mapping files: every problem at its file:line:column") {
+  CHECK_THROWS_WITH(cmp::parse_layer_mapping("- a list\n", "m.yaml"),
+                    "m.yaml:1:1: a layer mapping is a map of layer class to {NPU name: bench "
+                    "name}");
+  CHECK_THROWS_WITH(cmp::parse_layer_mapping("TopLayer:\n  a: [\n", "m.yaml"),
+                    Catch::StartsWith("m.yaml:3:1: "));  // the YAML itself
+  CHECK_THROWS_WITH(cmp::parse_layer_mapping("TopLayer:\n"
+                                             "  net: model\n"
+                                             "Cell:\n"
+                                             "  x: y\n"
+                                             "Block: [a]\n"
+                                             "Head:\n"
+                                             "  a..b: c\n"
+                                             "  d: {e: f}\n"
+                                             "  g: h\n"
+                                             "  g: i\n",
+                                             "m.yaml"),
+                    "m.yaml:3:1: the top layer is given twice (Cell is TopLayer's older name)\n"
+                    "m.yaml:5:8: layer class Block: expected a map of NPU name to bench name\n"
+                    "m.yaml:7:3: 'a..b' is not a layer name (names separated by single dots)\n"
+                    "m.yaml:8:6: a layer name must be a string, not a map\n"
+                    "m.yaml:10:3: 'g' is mapped twice in Head");
+  TempDir dir;
+  dir.write("n/dump.json", dump("statistics", {}));
+  dir.write("bad.yaml", "Block:\n");
+  std::ostringstream out, err;
+  CHECK(cmp::run_compare_command(
+            {dir.file("n"), dir.file("n"), "--layer-mapping", dir.file("bad.yaml")}, false, out,
+            err) == 2);
+  CHECK(err.str() == "faultctl compare: " + dir.file("bad.yaml") +
+                         ":1:1: layer class Block: expected a map of NPU name to bench name\n");
+  CHECK(cmp::run_compare_command(
+            {dir.file("n"), dir.file("n"), "--layer-mapping", dir.file("none.yaml")}, false, out,
+            err) == 2);
 }
