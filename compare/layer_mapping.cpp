@@ -14,17 +14,6 @@ namespace {
 constexpr const char* kTopLayer = "TopLayer";
 constexpr const char* kOldTopLayer = "Cell";  // msprobe's name for the top before TopLayer
 
-std::vector<std::string> split_dots(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) return out;
-    start = dot + 1;
-  }
-}
-
 std::string join(const std::vector<std::string>& parts, size_t from, size_t to) {
   std::string out;
   for (size_t i = from; i < to; ++i) out += (i == from ? "" : ".") + parts[i];

@@ -193,14 +193,7 @@ std::string fingerprint(const Dump& d, const TensorRow& r) {
 
 // The dump's metadata with one of its rows: a table of one row to compare.
 Dump with_row(const Dump& d, const TensorRow& row) {
-  Dump one;
-  one.family = d.family;
-  one.mode = d.mode;
-  one.framework = d.framework;
-  one.path = d.path;
-  one.data_dir = d.data_dir;
-  one.rows = {row};
-  return one;
+  return Dump{d.family, d.mode, d.framework, d.path, d.data_dir, {row}, {}, false, std::nullopt};
 }
 
 // The suspect's first disagreeing tensor against the majority replica's, as one row of the
@@ -296,9 +289,8 @@ ReplicaReport compare_replicas(const std::vector<Dump>& replicas,
     row.key = r0.key;
     row.api = r0.api;
     row.majority = top->second;
-    for (size_t i = n; i-- > 0;) {
-      if (prints[i] == top->first) row.reference = i;
-    }
+    row.reference =
+        static_cast<size_t>(std::find(prints.begin(), prints.end(), top->first) - prints.begin());
     for (size_t i = 0; i < n; ++i) {
       if (prints[i] != top->first) {
         row.outliers.push_back(i);

@@ -266,6 +266,15 @@ void write_stat_rank(const TempDir& dir, const std::string& path, double out_nor
                   tensor("torch.float32", "[4]", 2, 0, 1, out_norm) + "]}"}));
 }
 
+// The rank folders of `step`, read, with their labels.
+void read_replicas(const TempDir& dir, const std::string& step, std::vector<cmp::Dump>& dumps,
+                   std::vector<std::string>& labels) {
+  for (const auto& r : cmp::find_ranks(dir.path() / step)) {
+    dumps.push_back(cmp::read_dump(r.path));
+    labels.push_back(r.label);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("two ranks, paired by id and compared on two threads; the bad one is named") {
@@ -311,10 +320,7 @@ TEST_CASE("replicas: the rank whose parameter differs from the majority is named
   write_stat_rank(dir, "step0/rank3", 5, 1.0);
   std::vector<cmp::Dump> dumps;
   std::vector<std::string> labels;
-  for (const auto& r : cmp::find_ranks(dir.path() / "step0")) {
-    dumps.push_back(cmp::read_dump(r.path));
-    labels.push_back(r.label);
-  }
+  read_replicas(dir, "step0", dumps, labels);
   const auto rep = cmp::compare_replicas(dumps, labels);
   CHECK(rep.rows_checked == 2);  // the input and the weight
   REQUIRE(rep.suspect);
@@ -486,10 +492,7 @@ TEST_CASE("replicas: the suspect's first tensor is measured against a majority r
   }
   std::vector<cmp::Dump> dumps;
   std::vector<std::string> labels;
-  for (const auto& r : cmp::find_ranks(dir.path() / "step0")) {
-    dumps.push_back(cmp::read_dump(r.path));
-    labels.push_back(r.label);
-  }
+  read_replicas(dir, "step0", dumps, labels);
   const auto rep = cmp::compare_replicas(dumps, labels);
   REQUIRE(rep.first);
   CHECK(rep.first->name == "Module.fc.Linear.forward.0.parameters.weight");

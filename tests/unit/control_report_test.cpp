@@ -17,20 +17,18 @@ using json = nlohmann::json;
 namespace {
 
 ReplicaDivergence sample() {
-  ReplicaDivergence r;
-  r.device = "2";
-  r.replica = "rank2";
-  r.reference = "rank0";
-  r.api = "Module.fc.Linear.forward.0";
-  r.tensor = "Module.fc.Linear.forward.0.parameters.weight";
-  r.mode = "tensor";
-  r.data_row = 2;
-  r.replicas = 4;
-  r.majority = 3;
-  r.disagreements = 1;
-  r.rows_checked = 3;
-  r.metrics = {{"Cosine", "0.993999088548"}, {"MaxAbsErr", "1.0"}, {"Result", "pass"}};
-  return r;
+  return {.device = "2",
+          .replica = "rank2",
+          .reference = "rank0",
+          .api = "Module.fc.Linear.forward.0",
+          .tensor = "Module.fc.Linear.forward.0.parameters.weight",
+          .mode = "tensor",
+          .data_row = 2,
+          .replicas = 4,
+          .majority = 3,
+          .disagreements = 1,
+          .rows_checked = 3,
+          .metrics = {{"Cosine", "0.993999088548"}, {"MaxAbsErr", "1.0"}, {"Result", "pass"}}};
 }
 
 const TimePoint kNow = from_unix_ms(1'790'000'000'000);
