@@ -651,6 +651,12 @@ RankCompare compare_dumps(Dump npu, Dump bench, const CompareOptions& options) {
   }
   if (rc.semantics == Semantics::Ptdbg) {
     match_by_queue(rc, options, rc.rows);
+  } else if (options.layer_mapping) {
+    CompareOptions mapped = options;
+    for (auto& [n, b] : layer_data_mapping(rc.npu, rc.bench, *options.layer_mapping)) {
+      mapped.data_mapping.emplace(n, b);
+    }
+    match_by_name(rc, mapped, rc.rows);
   } else {
     match_by_name(rc, options, rc.rows);
   }

@@ -16,11 +16,13 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "compare/dump.hpp"
+#include "compare/layer_mapping.hpp"
 #include "compare/metrics.hpp"
 
 namespace faultd::compare {
@@ -31,6 +33,9 @@ struct CompareOptions {
   // msprobe -dm: NPU tensor name -> bench tensor name, taken as given (no dtype gate), for
   // wrappers and renames no rule can guess.
   std::map<std::string, std::string> data_mapping;
+  // msprobe -lm: layer names across frameworks or suites (layer_mapping.hpp); the pairs it
+  // finds join the data mapping, whose own entries win.
+  std::shared_ptr<const LayerMapping> layer_mapping;
 };
 
 struct ResultRow {

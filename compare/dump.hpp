@@ -96,6 +96,9 @@ Dump parse_ptdbg_pkl(const std::string& text, const std::filesystem::path& path)
 // A dump.json, debug.json, .pkl, or a rank directory holding one of them.
 Dump read_dump(const std::filesystem::path& path);
 
+// A row or entry name's dot-separated parts ("Torch.add.0.forward" -> Torch, add, 0, forward).
+std::vector<std::string> split_dots(const std::string& s);
+
 // zlib's CRC-32 as 8 lower-case hex digits: the tools' "md5" column.
 std::string crc32_hex(std::string_view bytes);
 

@@ -11,6 +11,17 @@
 
 namespace faultd::compare {
 
+std::vector<std::string> split_dots(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t dot = s.find('.', start);
+    out.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return out;
+    start = dot + 1;
+  }
+}
+
 namespace {
 
 // Python's str()/repr() of a JSON value as json.load gives it back.
@@ -61,17 +72,6 @@ std::string python_type_name(const JsonValue* v) {
       return "<class 'list'>";
     default:
       return "<class 'dict'>";
-  }
-}
-
-std::vector<std::string> split_dots(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (;;) {
-    const size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) return out;
-    start = dot + 1;
   }
 }
 

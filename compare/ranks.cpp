@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "compare/report.hpp"
 #include "compare/tensor.hpp"
 
 namespace faultd::compare {
@@ -190,6 +191,64 @@ std::string fingerprint(const Dump& d, const TensorRow& r) {
   return f;
 }
 
+// The dump's metadata with one of its rows: a table of one row to compare.
+Dump with_row(const Dump& d, const TensorRow& row) {
+  return Dump{d.family, d.mode, d.framework, d.path, d.data_dir, {row}, {}, false, std::nullopt};
+}
+
+// The suspect's first disagreeing tensor against the majority replica's, as one row of the
+// result table (the suspect as NPU, the majority as bench).
+void measure_first(const std::vector<Dump>& replicas, ReplicaReport& rep) {
+  const Dump& suspect = replicas[*rep.suspect];
+  const Dump& reference = replicas[rep.first->reference];
+  const auto find = [&](const Dump& d) -> const TensorRow* {
+    for (const auto& r : d.rows) {
+      if (r.key == rep.first->key) return &r;
+    }
+    return nullptr;
+  };
+  const TensorRow* s = find(suspect);
+  const TensorRow* r = find(reference);
+  if (s == nullptr || r == nullptr) return;
+  rep.first_data_row = static_cast<size_t>(s - suspect.rows.data()) + 1;
+  RankCompare rc;
+  try {
+    rc = compare_dumps(with_row(suspect, *s), with_row(reference, *r), {});
+  } catch (const InputError&) {
+    return;  // replicas dumped in different modes: the disagreement stands, unmeasured
+  }
+  if (rc.rows.empty()) return;
+  // What the replicas share by construction (names, dtypes, shapes) and the long texts are left
+  // out; the rest is the measurement. The table's "NPU" side is the suspect, "Bench" the majority.
+  static const std::set<std::string> kNotEvidence = {"NPU Name",
+                                                     "Bench Name",
+                                                     "NPU Dtype",
+                                                     "Bench Dtype",
+                                                     "NPU Tensor Dtype",
+                                                     "Bench Tensor Dtype",
+                                                     "NPU Tensor Shape",
+                                                     "Bench Tensor Shape",
+                                                     "NPU Requires_grad",
+                                                     "Bench Requires_grad",
+                                                     "Requires_grad Consistent",
+                                                     "Err_message",
+                                                     "NPU_Stack_Info",
+                                                     "Data_name"};
+  const auto header = table_header(rc);
+  const auto cells = table_cells(rc, rc.rows[0]);
+  for (size_t i = 0; i < header.size() && i < cells.size(); ++i) {
+    const std::string& h = header[i];
+    if (kNotEvidence.count(h) != 0) continue;
+    std::string name = h;
+    if (h.rfind("NPU ", 0) == 0) {
+      name = "Suspect " + h.substr(4);
+    } else if (h.rfind("Bench ", 0) == 0 || h.rfind("BENCH ", 0) == 0) {
+      name = "Majority " + h.substr(6);
+    }
+    rep.evidence.emplace_back(std::move(name), cells[i]);
+  }
+}
+
 }  // namespace
 
 ReplicaReport compare_replicas(const std::vector<Dump>& replicas,
@@ -225,7 +284,13 @@ ReplicaReport compare_replicas(const std::vector<Dump>& replicas,
     if (top->second * 2 <= n) continue;
     ++rep.rows_checked;
     if (top->second == n) continue;
-    ReplicaRow row{r0.name, r0.api, {}};
+    ReplicaRow row;
+    row.name = r0.name;
+    row.key = r0.key;
+    row.api = r0.api;
+    row.majority = top->second;
+    row.reference =
+        static_cast<size_t>(std::find(prints.begin(), prints.end(), top->first) - prints.begin());
     for (size_t i = 0; i < n; ++i) {
       if (prints[i] != top->first) {
         row.outliers.push_back(i);
@@ -234,6 +299,7 @@ ReplicaReport compare_replicas(const std::vector<Dump>& replicas,
     }
     rep.rows.push_back(std::move(row));
   }
+  rep.mode = replicas[0].mode;
   if (n >= 3) {
     const auto most = std::max_element(rep.disagreements.begin(), rep.disagreements.end());
     if (*most > 0) {
@@ -247,6 +313,7 @@ ReplicaReport compare_replicas(const std::vector<Dump>& replicas,
       }
     }
   }
+  if (rep.first) measure_first(replicas, rep);
   return rep;
 }
 

@@ -7,7 +7,8 @@
 // that must be bit-identical on every replica (parameters, their gradients after the
 // all-reduce, a collective's output) are grouped by value; where a majority agrees, a rank
 // outside it disagrees. The rank disagreeing most often is named, with its first disagreeing
-// API in execution order: silent data corruption on one device looks exactly like that.
+// API in execution order: silent data corruption on one device looks exactly like that. That
+// tensor is then measured against a majority replica's, for the evidence.
 //
 // Lifecycle: functions over dumps. Threading: compare_ranks starts and joins its own threads;
 // each thread owns the ranks it compares.
@@ -49,9 +50,12 @@ std::vector<RankCompare> compare_ranks(const std::vector<std::pair<RankInput, Ra
                                        const Progress& progress = {});
 
 struct ReplicaRow {
-  std::string name;  // the tensor
+  std::string name;  // the tensor, as the first replica names it
+  std::string key;   // what the replicas' rows are joined on
   std::string api;
   std::vector<size_t> outliers;  // indices into the replica list
+  size_t majority = 0;           // replicas holding the majority's value
+  size_t reference = 0;          // the first of them (an index into the replica list)
 };
 
 struct ReplicaReport {
@@ -61,6 +65,14 @@ struct ReplicaReport {
   std::vector<ReplicaRow> rows;       // every row with an outlier, in dump order
   std::optional<size_t> suspect;      // the replica disagreeing most (needs 3 or more)
   std::optional<ReplicaRow> first;    // the suspect's first disagreeing row
+  size_t first_data_row = 0;          // its 1-based data row in the suspect's dump
+  // The suspect's tensor against the same tensor of a majority replica (`first->reference`),
+  // measured as `faultctl compare` measures an NPU row against its bench row: the result
+  // table's cells (header, cell) without names, dtypes, shapes, the stack and the message, the
+  // "NPU" and "Bench" columns named "Suspect" and "Majority". The dump mode decides which:
+  // statistics diffs, Cosine and the error ratios, or checksums; then the verdict.
+  std::vector<std::pair<std::string, std::string>> evidence;
+  DumpMode mode = DumpMode::Statistics;
 };
 
 ReplicaReport compare_replicas(const std::vector<Dump>& replicas,

@@ -19,6 +19,7 @@
 #include "compare/cli.hpp"
 #include "daemon/control/control_client.hpp"
 #include "daemon/control/protocol.hpp"
+#include "daemon/control/report_request.hpp"
 #include "daemon/core/json.hpp"
 #include "daemon/core/terminal_text.hpp"
 
@@ -54,6 +55,8 @@ void usage(std::ostream& out) {
          "                                           dump, earliest (data_index, timestamp) first\n"
          "  compare NPU_DUMP BENCH_DUMP [-o csv|json] [--output FILE]\n"
          "                                           compare accuracy dumps (msprobe, ptdbg);\n"
+         "  compare --replicas STEP_DIR [--report]   find the data-parallel replica that\n"
+         "                                           disagrees; --report records it with faultd;\n"
          "                                           `faultctl compare --help` for the rest\n"
          "The socket defaults to $FAULTD_SOCKET, else /run/faultd/control.sock.\n";
 }
@@ -108,7 +111,7 @@ void print_status(const nlohmann::json& r) {
     const bool missing = d.contains("present") && !d.value("present", true);
     std::cout << std::setw(12) << str(d, "device") << std::setw(10) << str(d, "state")
               << std::setw(26) << str(d, "since") << std::setw(22) << str(d, "level")
-              << std::setw(12) << str(d, "code") << marks(d) << (missing ? "[missing] " : "")
+              << std::setw(12) << str(d, "code") + ' ' << marks(d) << (missing ? "[missing] " : "")
               << str(d, "reason") << '\n';
   }
   if (r["devices"].empty()) std::cout << "(no device known: none has reported a fault)\n";
@@ -131,7 +134,7 @@ void print_events(const nlohmann::json& r) {
   for (const auto& f : r["faults"]) {
     std::cout << std::setw(8) << str(f, "id") << std::setw(26) << str(f, "time") << std::setw(10)
               << (str(f, "device").empty() ? "-" : str(f, "device")) << std::setw(22)
-              << str(f, "level") << std::setw(10) << str(f, "code") << std::setw(34)
+              << str(f, "level") << std::setw(10) << str(f, "code") + ' ' << std::setw(34)
               << str(f, "rule") << str(f, "file") << ':' << str(f, "line") << '\n';
     // What the rule knows about the fault (e.g. a FaultDiag cause and suggestion), indented
     // under its row so the table stays one row per fault.
@@ -574,6 +577,41 @@ int decode_overflow(const Args& a) {
   return rc;
 }
 
+// compare --replicas --report: the suspect replica, as a `report` request to faultd.
+faultd::compare::ReportResult report_replicas(const std::string& socket,
+                                              const faultd::compare::ReplicaReport& rep,
+                                              const std::string& device) {
+  using faultd::compare::ReportResult;
+  faultd::control::ReplicaDivergence r;
+  r.device = device;
+  r.replica = rep.labels[*rep.suspect];
+  r.reference = rep.labels[rep.first->reference];
+  r.api = rep.first->api;
+  r.tensor = rep.first->name;
+  r.mode = faultd::compare::mode_name(rep.mode);
+  r.data_row = rep.first_data_row;
+  r.replicas = rep.labels.size();
+  r.majority = rep.first->majority;
+  r.disagreements = rep.disagreements[*rep.suspect];
+  r.rows_checked = rep.rows_checked;
+  r.metrics = rep.evidence;
+  ReportResult result;
+  const auto reply = faultd::control_call(socket, faultd::control::report_request(r),
+                                          std::chrono::milliseconds(10000));
+  if (reply.status != faultd::ControlReply::Status::Ok) {
+    result.error = reply.error;
+    return result;
+  }
+  result.reply = reply.body;
+  if (!reply.body.value("ok", false)) {
+    result.status = ReportResult::Status::Refused;
+    result.error = reply.body.value("error", std::string("failed"));
+    return result;
+  }
+  result.status = ReportResult::Status::Recorded;
+  return result;
+}
+
 int run(int argc, char** argv) {
   Args a;
   if (parse(argc, argv, a) != kExitOk) {
@@ -617,7 +655,11 @@ int run(int argc, char** argv) {
   } else if (a.command == "decode-overflow") {
     return decode_overflow(a);
   } else if (a.command == "compare") {
-    return faultd::compare::run_compare_command(a.compare_args, a.json, std::cout, std::cerr);
+    return faultd::compare::run_compare_command(
+        a.compare_args, a.json, std::cout, std::cerr,
+        [&a](const auto& report, const auto& device, const auto& socket) {
+          return report_replicas(socket.empty() ? a.socket : socket, report, device);
+        });
   } else {
     std::cerr << "faultctl: unknown command '" << a.command << "'\n";
     usage(std::cerr);

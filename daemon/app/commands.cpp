@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/control/report_request.hpp"
 #include "daemon/core/json.hpp"
 
 namespace faultd {
@@ -249,6 +250,43 @@ json operator_request(const CommandContext& c, const std::string& cmd, const jso
   return {{"ok", true}, {"changed", true}, {"state", "isolated"}, {"fault_id", step.fault_id}};
 }
 
+// report: a fault an operator's tool measured (`faultctl compare --replicas --report`), checked
+// and then recorded like a rule's finding, so the policy for its level decides what it does.
+json report(const CommandContext& c, const json& r) {
+  auto parsed = control::parse_report(r, c.clock.now());
+  if (!parsed.finding) return error("report: " + parsed.error);
+  Finding& f = *parsed.finding;
+  const auto resolved = c.pipeline.device_of(f.device);
+  if (!resolved) return error("device " + f.device + " is not in this node's inventory");
+  f.device = *resolved;
+  std::vector<Finding> findings{f};
+  const Step step = c.pipeline.record(findings, nullptr);
+  c.apply(step);
+  if (!step.store_error.empty()) return error("state store: " + step.store_error);
+  // Journaled as a new fault, counted into the device's open incident for the same code, or
+  // journaled before (the same outcome reported again).
+  std::string result = "duplicate";
+  int64_t fault_id = 0;
+  const DeviceRecord* d = c.pipeline.find(f.device);
+  for (const auto& j : step.journaled) {
+    if (j.rule == f.rule && j.device == f.device) {
+      result = "recorded";
+      fault_id = j.id;
+    }
+  }
+  if (!step.grouped.empty()) {
+    result = "grouped";
+    fault_id = d != nullptr ? d->fault_id : 0;
+  }
+  spdlog::info("device {}: replica divergence reported by faultctl compare ({})", f.device, result);
+  return {{"ok", true},
+          {"result", result},
+          {"rule", f.rule},
+          {"device", f.device},
+          {"fault_id", fault_id},
+          {"state", std::string(to_string(d != nullptr ? d->state : DeviceState::Healthy))}};
+}
+
 }  // namespace
 
 json handle_command(const CommandContext& c, const json& r) {
@@ -259,6 +297,7 @@ json handle_command(const CommandContext& c, const json& r) {
   if (cmd == "incidents") return incidents(c, r);
   if (cmd == "budget") return budget(c);
   if (cmd == "isolate" || cmd == "clear" || cmd == "ack") return operator_request(c, cmd, r);
+  if (cmd == control::kReportCommand) return report(c, r);
   if (cmd == "reload") {
     const std::string errors = c.reload();
     if (errors.empty()) return {{"ok", true}, {"rules", c.config.rules->size()}};

@@ -4,6 +4,7 @@
 //
 //   status | events [device, since, limit] | history device | incidents [device, all] | budget
 //   isolate device reason | clear device reason | ack device reason | reload
+//   report (a replica divergence measured by faultctl compare: daemon/control/report_request.hpp)
 //
 // Threading: io thread only (the control server calls it there).
 #pragma once

@@ -130,14 +130,17 @@ std::string AccessPolicy::refusal(std::string_view cmd) const {
 }
 
 nlohmann::json handle_request(std::string_view line, const PeerCredentials& peer,
-                              const AccessPolicy& policy, const Handler& handler) {
+                              const AccessPolicy& policy, const Handler& handler, bool* refused) {
   nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded()) return error_reply("request is not JSON");
   if (!request.is_object() || !request.contains("cmd") || !request["cmd"].is_string()) {
     return error_reply("request needs a \"cmd\" string");
   }
   const std::string cmd = request["cmd"].get<std::string>();
-  if (!policy.allows(peer, access_for(cmd))) return error_reply(policy.refusal(cmd));
+  if (!policy.allows(peer, access_for(cmd))) {
+    if (refused != nullptr) *refused = true;
+    return error_reply(policy.refusal(cmd));
+  }
   if (std::string problem = check_fields(request); !problem.empty()) {
     return error_reply(cmd + ": " + problem);
   }

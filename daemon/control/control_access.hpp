@@ -5,8 +5,8 @@
 // The policy (docs/design.md §10): root, the daemon's own user and members of the
 // configured group may run every command; anyone else is refused with a reply that says what
 // is needed. Commands are classed as reads (status, events) or mutations (isolate, clear,
-// reload, and any command this table does not know, so a new command is guarded until it is
-// classified). The socket file's mode (0660, group as configured) keeps strangers out first;
+// reload, report, and any command this table does not know, so a new command is guarded until
+// it is classified). The socket file's mode (0660, group as configured) keeps strangers out first;
 // the peer credentials (SO_PEERCRED, SO_PEERGROUPS) are checked as well, because a mode can be
 // loosened by hand or lost on a filesystem that ignores it, and because group membership is
 // taken from the connecting process (the kernel's view), not from /etc/group.
@@ -58,9 +58,11 @@ using Handler = std::function<nlohmann::json(const nlohmann::json& request)>;
 // One request line (without or with its '\n') → the reply object. Never throws: a line that is
 // not a JSON object with a "cmd" string, a field of the wrong type, a refused peer or a handler
 // that throws all become {"ok": false, "error": "..."}; the handler sees only requests that
-// passed every check.
+// passed every check. `refused`, when given, is set when the peer may not run the command (the
+// server counts it with the connections it refused).
 nlohmann::json handle_request(std::string_view line, const PeerCredentials& peer,
-                              const AccessPolicy& policy, const Handler& handler);
+                              const AccessPolicy& policy, const Handler& handler,
+                              bool* refused = nullptr);
 
 // Limits on request fields, so a client cannot make the daemon keep or scan without bound.
 inline constexpr size_t kMaxReasonBytes = 1024;

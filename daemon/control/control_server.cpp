@@ -98,8 +98,17 @@ struct ControlServer::Impl : std::enable_shared_from_this<ControlServer::Impl> {
         std::string line(asio::buffers_begin(self->in.data()),
                          asio::buffers_begin(self->in.data()) + static_cast<std::ptrdiff_t>(n));
         self->in.consume(n);
-        self->respond(
-            control::handle_request(line, self->peer, self->owner->policy, self->owner->handler));
+        bool refused = false;
+        auto reply = control::handle_request(line, self->peer, self->owner->policy,
+                                             self->owner->handler, &refused);
+        if (refused) {
+          ++self->owner->stats->permission;
+          if (self->owner->refusals.admit()) {
+            spdlog::warn("control socket: refused a command of uid {} (pid {}): {}", self->peer.uid,
+                         self->peer.pid, reply.value("error", std::string()));
+          }
+        }
+        self->respond(reply);
       });
     }
     void respond(const nlohmann::json& reply) {

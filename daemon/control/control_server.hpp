@@ -1,7 +1,8 @@
 // The control socket that `faultctl` talks to: a Unix stream socket (mode 0660, group as
 // configured) speaking JSON lines (daemon/control/protocol.hpp). The peer's credentials are
 // checked on accept (SO_PEERCRED): root, the daemon's own user, or a member of the configured
-// group; anyone else gets an error and the connection is closed.
+// group; anyone else gets an error and the connection is closed. Each command is checked again
+// by its class (control_access.hpp).
 //
 // Sessions are bounded like the descriptors they use, which are shared with hooks and SQLite:
 // at most max_sessions at once (one more is told why and closed), and a session that waits
@@ -40,7 +41,9 @@ struct ControlLimits {
 
 // Connections refused or closed, for faultd_control_refusals_total{reason=...}.
 struct ControlStats {
-  std::atomic<uint64_t> permission{0};     // not root, not the daemon's user, not in the group
+  // Not root, not the daemon's user, not in the group: connections, and commands of a class
+  // the peer may not run.
+  std::atomic<uint64_t> permission{0};
   std::atomic<uint64_t> over_capacity{0};  // max_sessions already open
   std::atomic<uint64_t> idle_timeout{0};   // closed after idle_timeout without a request
 

@@ -336,8 +336,8 @@ Metrics::Metrics()
           "Alertmanager webhook requests by result (accepted, unauthorized, ...).", "result")),
       control_refusals_(std::make_shared<ServerCounts>(
           "faultd_control_refusals_total",
-          "Control socket connections refused (permission, over_capacity) or closed "
-          "(idle_timeout).",
+          "Control socket connections (and commands) refused (permission, over_capacity) or "
+          "closed (idle_timeout).",
           "reason")),
       numerics_(std::make_shared<Numerics>()) {
   auto& r = *registry_;

@@ -8,14 +8,16 @@
 // reply's serialisation too.
 //
 // Invariants: a stranger never reaches the handler; the handler only sees a JSON object with a
-// "cmd" string and fields of the documented types; the reply is one line of valid JSON with an
-// "ok" boolean.
+// "cmd" string and fields of the documented types; a `report` it lets through is a finding with
+// faultd's own rule, level and code, a valid device and bounded evidence; the reply is one line
+// of valid JSON with an "ok" boolean.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "daemon/control/control_access.hpp"
+#include "daemon/control/report_request.hpp"
 #include "daemon/core/json.hpp"
 #include "tests/support/fuzz_support.hpp"
 
@@ -64,6 +66,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FAULTD_FUZZ_CHECK(reason.size() <= kMaxReasonBytes);
     FAULTD_FUZZ_CHECK(limit <= kMaxEventsLimit);
     if (r["cmd"] == "boom") throw std::runtime_error("handler failed: " + device);
+    if (r["cmd"] == "report") {
+      // The daemon's own check: whatever it lets through is a finding faultd would write.
+      const auto parsed = parse_report(r, faultd::TimePoint{});
+      if (!parsed.finding) return {{"ok", false}, {"error", parsed.error}};
+      const auto& f = *parsed.finding;
+      FAULTD_FUZZ_CHECK(f.rule == kReplicaDivergenceRule && f.code == kReplicaDivergenceCode);
+      FAULTD_FUZZ_CHECK(f.level == kReplicaDivergenceLevel);
+      FAULTD_FUZZ_CHECK(faultd::is_valid_device_id(f.device));
+      FAULTD_FUZZ_CHECK(f.text.size() <= faultd::kMaxEvidenceBytes);
+      FAULTD_FUZZ_CHECK(f.annotations.size() <= 9 + kMaxReportMetrics);
+      return {{"ok", true}, {"text", f.text}};
+    }
     return {{"ok", true}, {"cmd", r["cmd"]}, {"device", device}, {"since", since}};
   });
   FAULTD_FUZZ_CHECK(!(stranger && called));

@@ -99,7 +99,14 @@ def control_seeds():
     requests = [{"cmd": "status"}, {"cmd": "events", "device": "3", "since": "30m", "limit": 10},
                 {"cmd": "isolate", "device": "3", "reason": "bad HBM"},
                 {"cmd": "clear", "device": "npu-0", "reason": "repaired"}, {"cmd": "reload"},
-                {"cmd": "boom", "device": "x"}, {"cmd": "isolate", "device": 3, "limit": -1}]
+                {"cmd": "boom", "device": "x"}, {"cmd": "isolate", "device": 3, "limit": -1},
+                {"cmd": "report", "check": "replica-divergence", "device": "2", "replica": "rank2",
+                 "reference": "rank0", "api": "Module.fc.Linear.forward.0",
+                 "tensor": "Module.fc.Linear.forward.0.parameters.weight", "mode": "tensor",
+                 "data_row": 2, "replicas": 4, "majority": 3, "disagreements": 1,
+                 "rows_checked": 1, "metrics": [["Cosine", "0.993999088548"], ["MaxAbsErr", "1.0"]]},
+                {"cmd": "report", "check": "replica-divergence", "device": "../2", "level": "x",
+                 "metrics": [["detector", 1], "Cosine"]}]
     for i, r in enumerate(requests):
         for peer in range(3):  # root, group member, stranger
             write("control_request", "%d-peer%d" % (i, peer),

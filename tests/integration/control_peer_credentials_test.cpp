@@ -169,7 +169,9 @@ TEST_CASE("control socket: group members may read and mutate, others are refused
     for (const char* request : {"{\"cmd\":\"status\"}\n",
                                 "{\"cmd\":\"isolate\",\"device\":\"3\","
                                 "\"reason\":\"r\"}\n",
-                                "{\"cmd\":\"clear\",\"device\":\"3\",\"reason\":\"r\"}\n"}) {
+                                "{\"cmd\":\"clear\",\"device\":\"3\",\"reason\":\"r\"}\n",
+                                "{\"cmd\":\"report\",\"check\":\"replica-divergence\","
+                                "\"device\":\"3\"}\n"}) {
       INFO(request);
       auto r = run_client_as(stranger, s.path, request);
       CHECK(r.connect_errno == 0);

@@ -3,7 +3,9 @@
 // two ranks, a replica set with one corrupted rank, and the command's exit codes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -264,6 +266,15 @@ void write_stat_rank(const TempDir& dir, const std::string& path, double out_nor
                   tensor("torch.float32", "[4]", 2, 0, 1, out_norm) + "]}"}));
 }
 
+// The rank folders of `step`, read, with their labels.
+void read_replicas(const TempDir& dir, const std::string& step, std::vector<cmp::Dump>& dumps,
+                   std::vector<std::string>& labels) {
+  for (const auto& r : cmp::find_ranks(dir.path() / step)) {
+    dumps.push_back(cmp::read_dump(r.path));
+    labels.push_back(r.label);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("two ranks, paired by id and compared on two threads; the bad one is named") {
@@ -309,10 +320,7 @@ TEST_CASE("replicas: the rank whose parameter differs from the majority is named
   write_stat_rank(dir, "step0/rank3", 5, 1.0);
   std::vector<cmp::Dump> dumps;
   std::vector<std::string> labels;
-  for (const auto& r : cmp::find_ranks(dir.path() / "step0")) {
-    dumps.push_back(cmp::read_dump(r.path));
-    labels.push_back(r.label);
-  }
+  read_replicas(dir, "step0", dumps, labels);
   const auto rep = cmp::compare_replicas(dumps, labels);
   CHECK(rep.rows_checked == 2);  // the input and the weight
   REQUIRE(rep.suspect);
@@ -474,4 +482,276 @@ TEST_CASE("stack.json beside the NPU dump: an NPU_Stack_Info column and the susp
   CHECK(out.str().find("    File model.py, line 3, in forward, ") != std::string::npos);
   CHECK(cmp::rank_json(rc, false)["suspect"]["stack"].get<std::string>().find("train.py") !=
         std::string::npos);
+}
+
+TEST_CASE("replicas: the suspect's first tensor is measured against a majority replica") {
+  TempDir dir;
+  // Statistics: the weight's Max is 1.5 on rank2, 1 elsewhere: Max diff 0.5, 50% of 1.
+  for (int rank = 0; rank < 4; ++rank) {
+    write_stat_rank(dir, "step0/rank" + std::to_string(rank), rank + 2, rank == 2 ? 1.5 : 1);
+  }
+  std::vector<cmp::Dump> dumps;
+  std::vector<std::string> labels;
+  read_replicas(dir, "step0", dumps, labels);
+  const auto rep = cmp::compare_replicas(dumps, labels);
+  REQUIRE(rep.first);
+  CHECK(rep.first->name == "Module.fc.Linear.forward.0.parameters.weight");
+  CHECK(rep.first_data_row == 2);  // input.0, then the weight
+  CHECK(rep.first->majority == 3);
+  CHECK(labels[rep.first->reference] == "rank0");
+  CHECK(rep.mode == cmp::DumpMode::Statistics);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"Max diff", "0.5"},      {"Min diff", "0"},           {"Mean diff", "0"},
+      {"L2norm diff", "0"},     {"MaxRelativeErr", "50.0%"}, {"MinRelativeErr", "0"},
+      {"MeanRelativeErr", "0"}, {"NormRelativeErr", "0"},    {"Suspect max", "1.5"},
+      {"Suspect min", "0"},     {"Suspect mean", "0.5"},     {"Suspect l2norm", "1"},
+      {"Majority max", "1"},    {"Majority min", "0"},       {"Majority mean", "0.5"},
+      {"Majority l2norm", "1"}, {"Result", "pass"}};
+  CHECK(rep.evidence == want);
+
+  // Tensor mode: the output is [1, 2, 3, 4] on three ranks and [1, 2, 3, 5] on rank2. Cosine
+  // 34 / sqrt(39 * 30) = 0.993999088548, |d| at most 1 (EucDist 1 too), relative error 1/4 on
+  // one element of four: the ratios are 0.75.
+  for (int rank = 0; rank < 4; ++rank) {
+    write_tensor_rank(dir, "step1/rank" + std::to_string(rank), {1, 2, 3, 4},
+                      rank == 2 ? std::vector<float>{1, 2, 3, 5} : std::vector<float>{1, 2, 3, 4});
+  }
+  std::ostringstream out, err;
+  CHECK(cmp::run_compare_command({"--replicas", dir.file("step1"), "-o", "json"}, false, out,
+                                 err) == 1);
+  const auto j = nlohmann::json::parse(out.str());
+  CHECK(j["suspect"] == "rank2");
+  const auto& first = j["first"];
+  CHECK(first["name"] == "Functional.linear.0.forward.output.0");
+  CHECK(first["data_row"] == 2);
+  CHECK(first["reference"] == "rank0");
+  CHECK(first["evidence"]["Cosine"] == "0.993999088548");
+  CHECK(first["evidence"]["EucDist"] == "1.0");
+  CHECK(first["evidence"]["MaxAbsErr"] == "1.0");
+  CHECK(first["evidence"]["MaxRelativeErr"] == "0.25");
+  CHECK(first["evidence"]["One Thousandth Err Ratio"] == "0.75");
+  CHECK(first["evidence"]["Five Thousandths Err Ratio"] == "0.75");
+  CHECK_FALSE(first["evidence"].contains("Data_name"));
+  CHECK_FALSE(j.contains("report"));  // not asked for
+}
+
+namespace {
+
+// Stands in for faultd: records what --report hands over and answers as told.
+struct FakeFaultd {
+  cmp::ReportResult answer;
+  int calls = 0;
+  std::string device, socket;
+  std::optional<cmp::ReplicaReport> report;
+  cmp::Reporter reporter() {
+    return [this](const cmp::ReplicaReport& r, const std::string& d, const std::string& s) {
+      ++calls;
+      report = r;
+      device = d;
+      socket = s;
+      return answer;
+    };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("compare --report: the suspect goes to faultd with its device; failures exit 2") {
+  TempDir dir;
+  for (int rank = 0; rank < 4; ++rank) {
+    write_stat_rank(dir, "step0/rank" + std::to_string(rank), rank + 2, rank == 2 ? 1.5 : 1);
+    write_stat_rank(dir, "same/rank" + std::to_string(rank), rank + 2);
+  }
+  const std::string step = dir.file("step0");
+  FakeFaultd faultd;
+  faultd.answer.status = cmp::ReportResult::Status::Recorded;
+  faultd.answer.reply = {{"ok", true},
+                         {"result", "recorded"},
+                         {"fault_id", 7},
+                         {"device", "npu2"},
+                         {"state", "warning"}};
+  std::ostringstream out, err;
+  auto run = [&](std::vector<std::string> args) {
+    out.str("");
+    err.str("");
+    return cmp::run_compare_command(args, false, out, err, faultd.reporter());
+  };
+
+  SECTION("the replicas agree: nothing is sent") {
+    CHECK(run({"--replicas", dir.file("same"), "--report"}) == 0);
+    CHECK(out.str().find("--report: the replicas agree: nothing to report") != std::string::npos);
+    CHECK(faultd.calls == 0);
+  }
+  SECTION("no device for the suspect: exit 2, the comparison still printed") {
+    CHECK(run({"--replicas", step, "--report", "--device", "rank1=1"}) == 2);
+    CHECK(out.str().find("suspect: rank2 disagrees with the majority") != std::string::npos);
+    CHECK(err.str().find("the device of rank2 is not known: give --device rank2=DEVICE") !=
+          std::string::npos);
+    CHECK(faultd.calls == 0);
+  }
+  SECTION("--device by label: sent with the evidence") {
+    CHECK(run({"--replicas", step, "--report", "--device", "rank2=npu2", "--socket", "/s"}) == 1);
+    REQUIRE(faultd.calls == 1);
+    CHECK(faultd.device == "npu2");
+    CHECK(faultd.socket == "/s");
+    CHECK(faultd.report->labels[*faultd.report->suspect] == "rank2");
+    CHECK(faultd.report->first->name == "Module.fc.Linear.forward.0.parameters.weight");
+    CHECK(faultd.report->evidence.front() ==
+          std::make_pair(std::string("Max diff"), std::string("0.5")));
+    CHECK(out.str().find("suspect: rank2 (device npu2 of its node)") != std::string::npos);
+    CHECK(out.str().find("against rank0 (3 of 4 agree): Max diff 0.5, ") != std::string::npos);
+    CHECK(out.str().find(
+              "reported to faultd: rank2 on device npu2 (recorded, fault 7, device warning)") !=
+          std::string::npos);
+    CHECK(err.str().empty());
+  }
+  SECTION("--device by rank id, and by the node's size") {
+    CHECK(run({"--replicas", step, "--report", "--device", "2=5"}) == 1);
+    CHECK(faultd.device == "5");
+    CHECK(run({"--replicas", step, "--report", "--devices-per-node", "2"}) == 1);
+    CHECK(faultd.device == "0");  // rank 2 of nodes of two
+  }
+  SECTION("-o json carries faultd's answer") {
+    CHECK(run({"--replicas", step, "--report", "--device", "rank2=2", "-o", "json"}) == 1);
+    const auto j = nlohmann::json::parse(out.str());
+    CHECK(j["report"]["recorded"] == true);
+    CHECK(j["report"]["fault_id"] == 7);
+    CHECK(j["report"]["state"] == "warning");
+    CHECK_FALSE(j["report"].contains("ok"));
+  }
+  SECTION("faultd unreachable or refusing: exit 2, the comparison still printed") {
+    faultd.answer = {};
+    faultd.answer.error = "/run/faultd/control.sock: No such file or directory";
+    CHECK(run({"--replicas", step, "--report", "--device", "rank2=2"}) == 2);
+    CHECK(out.str().find("suspect: rank2") != std::string::npos);
+    CHECK(err.str().find("--report: cannot reach faultd: /run/faultd/control.sock: No such file "
+                         "or directory; nothing recorded") != std::string::npos);
+    faultd.answer.status = cmp::ReportResult::Status::Refused;
+    faultd.answer.error = "device 2 is not in this node's inventory";
+    CHECK(run({"--replicas", step, "--report", "--device", "rank2=2", "-o", "json"}) == 2);
+    CHECK(nlohmann::json::parse(out.str())["report"]["error"] ==
+          "faultd did not record it: device 2 is not in this node's inventory");
+    CHECK(err.str().find("faultd did not record it") != std::string::npos);
+  }
+  SECTION("two replicas: nobody to blame, nothing sent") {
+    CHECK(run({"--replicas", dir.file("step0/rank1"), dir.file("step0/rank2"), "--report",
+               "--device", "rank2=2"}) == 0);
+    CHECK(err.str().find("--report: two replicas cannot name a suspect (give three or more); "
+                         "nothing recorded") != std::string::npos);
+    CHECK(faultd.calls == 0);
+  }
+  SECTION("usage errors") {
+    CHECK(run({step, step, "--report"}) == 2);
+    CHECK(err.str().find("--report, --device and --socket go with --replicas") !=
+          std::string::npos);
+    CHECK(run({"--replicas", step, "--device", "rank2"}) == 2);
+    CHECK(run({"--replicas", step, "--device", "rank2=../x"}) == 2);
+    CHECK(faultd.calls == 0);
+  }
+}
+
+TEST_CASE("a layer mapping (msprobe -lm) pairs layers renamed across frameworks") {
+  const std::string ms = R"({"type": "mindspore.Tensor", "dtype": "Float32", "shape": [2],
+      "Max": 1, "Min": 0, "Mean": 0.5, "Norm": 1})";
+  const std::string pt = tensor("torch.float32", "[2]", 1, 0, 0.5, 1);
+  auto layers = [](const std::string& framework, const std::vector<std::string>& names,
+                   const std::string& t) {
+    std::string data;
+    for (const auto& n : names) data += (data.empty() ? "" : ", ") + entry(n, t, t);
+    return R"({"task": "statistics", "level": "L0", "framework": ")" + framework +
+           R"(", "dump_data_dir": null, "data": {)" + data + "}}";
+  };
+  // The model is `net` on the NPU side, `model` on the bench; a Block's `attn` is `self_attn`
+  // there, and its `mlp.dense_h` (two levels) is `feed_forward.fc1`. The head's class differs
+  // (Dense, Linear), its path only by the top.
+  const auto npu = cmp::parse_msprobe_dump(
+      layers("mindspore",
+             {"Cell.net.encoder.layers.0.Block.forward.0",
+              "Cell.net.encoder.layers.0.attn.Attention.forward.0",
+              "Cell.net.encoder.layers.0.mlp.dense_h.Dense.forward.0",
+              "Cell.net.head.Dense.forward.0", "Cell.net.head.Dense.backward.0"},
+             ms),
+      "npu/dump.json");
+  const auto bench = cmp::parse_msprobe_dump(
+      layers("pytorch",
+             {"Module.model.encoder.layers.0.Block.forward.0",
+              "Module.model.encoder.layers.0.self_attn.Attention.forward.0",
+              "Module.model.encoder.layers.0.feed_forward.fc1.Linear.forward.0",
+              "Module.model.head.Linear.forward.0", "Module.model.attn.Attention.forward.0"},
+             pt),
+      "bench/dump.json");
+  const auto mapping = cmp::parse_layer_mapping(R"yaml(
+Cell:                          # TopLayer's older name
+  net: model
+Block:
+  attn: self_attn(Attention)   # "(Class)" is dropped
+  mlp.dense_h: feed_forward.fc1
+  mlp: wrong                   # the longer key wins
+Head:
+  net: wrong                   # rules of another class do not apply at the top
+)yaml",
+                                                "map.yaml");
+  auto bench_of = [](const cmp::RankCompare& rc, const std::string& npu_name) -> std::string {
+    const auto& r = row_named(rc, npu_name);
+    return r.bench ? rc.bench.rows[*r.bench].name : "(none)";
+  };
+  const auto plain = cmp::compare_dumps(npu, bench, {});
+  for (const auto& r : plain.rows) CHECK_FALSE(r.bench);  // nothing pairs by name
+
+  cmp::CompareOptions o;
+  o.layer_mapping = std::make_shared<cmp::LayerMapping>(mapping);
+  const auto rc = cmp::compare_dumps(npu, bench, o);
+  CHECK(bench_of(rc, "Cell.net.encoder.layers.0.Block.forward.0.input.0") ==
+        "Module.model.encoder.layers.0.Block.forward.0.input.0");
+  CHECK(bench_of(rc, "Cell.net.encoder.layers.0.attn.Attention.forward.0.output.0") ==
+        "Module.model.encoder.layers.0.self_attn.Attention.forward.0.output.0");
+  CHECK(bench_of(rc, "Cell.net.encoder.layers.0.mlp.dense_h.Dense.forward.0.input.0") ==
+        "Module.model.encoder.layers.0.feed_forward.fc1.Linear.forward.0.input.0");
+  CHECK(bench_of(rc, "Cell.net.head.Dense.forward.0.output.0") ==
+        "Module.model.head.Linear.forward.0.output.0");
+  // The direction is part of the match: the bench has no backward call of the head.
+  CHECK(bench_of(rc, "Cell.net.head.Dense.backward.0.input.0") == "(none)");
+  CHECK(std::count_if(rc.rows.begin(), rc.rows.end(), [](const auto& r) { return r.bench; }) == 8);
+
+  // An explicit data mapping wins over the layer mapping.
+  o.data_mapping = {
+      {"Cell.net.head.Dense.forward.0.output.0", "Module.model.attn.Attention.forward.0.output.0"}};
+  CHECK(bench_of(cmp::compare_dumps(npu, bench, o), "Cell.net.head.Dense.forward.0.output.0") ==
+        "Module.model.attn.Attention.forward.0.output.0");
+}
+
+TEST_CASE("layer mapping files: every problem at its file:line:column") {
+  CHECK_THROWS_WITH(cmp::parse_layer_mapping("- a list\n", "m.yaml"),
+                    "m.yaml:1:1: a layer mapping is a map of layer class to {NPU name: bench "
+                    "name}");
+  CHECK_THROWS_WITH(cmp::parse_layer_mapping("TopLayer:\n  a: [\n", "m.yaml"),
+                    Catch::StartsWith("m.yaml:3:1: "));  // the YAML itself
+  CHECK_THROWS_WITH(cmp::parse_layer_mapping("TopLayer:\n"
+                                             "  net: model\n"
+                                             "Cell:\n"
+                                             "  x: y\n"
+                                             "Block: [a]\n"
+                                             "Head:\n"
+                                             "  a..b: c\n"
+                                             "  d: {e: f}\n"
+                                             "  g: h\n"
+                                             "  g: i\n",
+                                             "m.yaml"),
+                    "m.yaml:3:1: the top layer is given twice (Cell is TopLayer's older name)\n"
+                    "m.yaml:5:8: layer class Block: expected a map of NPU name to bench name\n"
+                    "m.yaml:7:3: 'a..b' is not a layer name (names separated by single dots)\n"
+                    "m.yaml:8:6: a layer name must be a string, not a map\n"
+                    "m.yaml:10:3: 'g' is mapped twice in Head");
+  TempDir dir;
+  dir.write("n/dump.json", dump("statistics", {}));
+  dir.write("bad.yaml", "Block:\n");
+  std::ostringstream out, err;
+  CHECK(cmp::run_compare_command(
+            {dir.file("n"), dir.file("n"), "--layer-mapping", dir.file("bad.yaml")}, false, out,
+            err) == 2);
+  CHECK(err.str() == "faultctl compare: " + dir.file("bad.yaml") +
+                         ":1:1: layer class Block: expected a map of NPU name to bench name\n");
+  CHECK(cmp::run_compare_command(
+            {dir.file("n"), dir.file("n"), "--layer-mapping", dir.file("none.yaml")}, false, out,
+            err) == 2);
 }

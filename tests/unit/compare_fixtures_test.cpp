@@ -3,12 +3,15 @@
 // result table, and the ptdbg .pkl, the cross-framework pair and the .npy must parse.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "compare/compare.hpp"
 #include "compare/dump.hpp"
+#include "compare/layer_mapping.hpp"
 #include "compare/report.hpp"
 #include "compare/tensor.hpp"
 #include "tests/support/shared_data.hpp"
@@ -126,6 +129,34 @@ TEST_CASE("MindSpore against PyTorch: Mint. is Torch., and dtypes compare withou
     cos_matched = true;
   }
   CHECK(cos_matched);
+}
+
+TEST_CASE("MindSpore against PyTorch with the fixture's layer_mapping.yaml: layers pair") {
+  SKIP_WITHOUT_COMPARE_FIXTURE("msprobe_xframe/layer_mapping.yaml");
+  cmp::CompareOptions o;
+  o.layer_mapping = std::make_shared<cmp::LayerMapping>(
+      cmp::load_layer_mapping(compare_fixture("msprobe_xframe/layer_mapping.yaml").string()));
+  const auto rc =
+      cmp::compare_dumps(cmp::read_dump(compare_fixture("msprobe_xframe/mindspore_data")),
+                         cmp::read_dump(compare_fixture("msprobe_xframe/pytorch_data")), o);
+  std::map<std::string, std::string> paired;
+  for (const auto& row : rc.rows) {
+    if (row.bench) paired[rc.npu.rows[row.npu].name] = rc.bench.rows[*row.bench].name;
+  }
+  // TopLayer: network_with_loss -> module; ParallelTransformerLayer: attention -> self_attention.
+  const std::string ms = "Cell.network_with_loss.module.language_model.";
+  const std::string pt = "Module.module.module.language_model.";
+  for (const auto& [n, b] : std::vector<std::pair<std::string, std::string>>{
+           {"embedding.word_embeddings.VocabParallelEmbedding.forward.0.input.0",
+            "embedding.word_embeddings.VocabParallelEmbedding.forward.0.input.0"},
+           {"encoder.layers.0.ParallelTransformerLayer.forward.0.output.0",
+            "encoder.layers.0.ParallelTransformerLayer.forward.0.output.0"},
+           {"encoder.layers.0.attention.ParallelAttention.forward.0.output.0",
+            "encoder.layers.0.self_attention.ParallelAttention.forward.0.output.0"}}) {
+    INFO(n);
+    CHECK(paired[ms + n] == pt + b);
+  }
+  CHECK(paired["Mint.cos.0.forward.input.0"] == "Torch.cos.0.forward.input.0");  // still by name
 }
 
 TEST_CASE("a statistics dump against a tensor dump is refused, naming both") {

@@ -38,7 +38,7 @@ TEST_CASE("control access: reads are status and events, everything else mutates"
           "[control][security]") {
   CHECK(access_for("status") == Access::Read);
   CHECK(access_for("events") == Access::Read);
-  for (const char* cmd : {"isolate", "clear", "reload", "ack", "something-new", ""}) {
+  for (const char* cmd : {"isolate", "clear", "reload", "ack", "report", "something-new", ""}) {
     INFO(cmd);
     CHECK(access_for(cmd) == Access::Mutate);  // unknown commands are guarded, not open
   }
