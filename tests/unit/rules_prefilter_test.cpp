@@ -29,6 +29,21 @@ std::vector<size_t> naive_lines(const std::vector<std::string>& literals, std::s
   return out;
 }
 
+// The literals matches() reports for `line`, each once.
+std::set<uint32_t> matched(const LiteralSet& set, std::string_view line) {
+  std::vector<uint32_t> found;
+  set.matches(line, found);
+  return {found.begin(), found.end()};
+}
+
+std::set<uint32_t> naive_matches(const std::vector<std::string>& literals, std::string_view line) {
+  std::set<uint32_t> want;
+  for (uint32_t i = 0; i < literals.size(); ++i) {
+    if (line.find(literals[i]) != std::string_view::npos) want.insert(i);
+  }
+  return want;
+}
+
 std::string random_text(std::mt19937& rng, const std::string& alphabet, size_t n) {
   std::string s;
   for (size_t i = 0; i < n; ++i) s += alphabet[rng() % alphabet.size()];
@@ -54,14 +69,7 @@ TEST_CASE("prefilter: candidate lines equal the naive search on random inputs",
 
     // matches() reports exactly the literals present in a line.
     const std::string line = random_text(rng, "abcd", rng() % 60);
-    std::vector<uint32_t> found;
-    set.matches(line, found);
-    std::set<uint32_t> got(found.begin(), found.end());
-    std::set<uint32_t> want;
-    for (uint32_t i = 0; i < literals.size(); ++i) {
-      if (line.find(literals[i]) != std::string::npos) want.insert(i);
-    }
-    REQUIRE(got == want);
+    REQUIRE(matched(set, line) == naive_matches(literals, line));
   }
 }
 
@@ -115,14 +123,7 @@ TEST_CASE("prefilter: short literals are found whatever bytes fold onto their pr
     const LiteralSet set(literals);
     INFO("round " << round);
     REQUIRE(set.candidate_lines(text) == naive_lines(literals, text));
-    std::vector<uint32_t> found;
     const std::string line = random_text(rng, bytes.substr(0, 8), rng() % 80);
-    set.matches(line, found);
-    std::set<uint32_t> got(found.begin(), found.end());
-    std::set<uint32_t> want;
-    for (uint32_t i = 0; i < literals.size(); ++i) {
-      if (line.find(literals[i]) != std::string::npos) want.insert(i);
-    }
-    REQUIRE(got == want);
+    REQUIRE(matched(set, line) == naive_matches(literals, line));
   }
 }
