@@ -8,9 +8,10 @@
 // 65 literals at ~4.7 GB/s; 10 to 1,000 synthetic rules' literals within 20% of each other.
 // Literals shorter than kShortBelow bytes (the numerics pack's "loss", "norm:") would shrink the
 // Wu-Manber window, and so every shift, for the whole set: they are found by a pass of their own
-// that compares each one's first and last bytes at 16 positions at a time (plain GCC/Clang
-// vectors: SSE2 on x86-64, NEON on aarch64) and compares the whole literal only where both
-// agree.
+// that compares one trigram of each (shared between literals where it can be, case folded) at
+// 32 positions at a time (plain GCC/Clang vectors: SSE2 or, where the CPU has it, AVX2 on
+// x86-64; NEON on aarch64) and compares the whole literal only where a trigram is found. When
+// that pass runs, 8-byte literals join it rather than shorten the window.
 //
 // Built once per rule-set view, immutable afterwards, safe to share across threads.
 #pragma once
