@@ -146,10 +146,10 @@ std::string evidence_text(const ReplicaReport& rep) {
 
 // --report: what faultd made of the suspect, or why nothing was recorded.
 struct ReportOutcome {
-  nlohmann::json summary;    // for -o json
-  std::string line;          // for the terminal
-  bool failed = false;       // nothing recorded although there was something to record
-  bool input_error = false;  // ... and the command exits 2 for it
+  nlohmann::json::object_t summary;  // for -o json
+  std::string line;                  // for the terminal
+  bool failed = false;               // nothing recorded although there was something to record
+  bool input_error = false;          // ... and the command exits 2 for it
 };
 
 ReportOutcome report_suspect(const Options& o, const ReplicaReport& rep,

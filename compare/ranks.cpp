@@ -220,7 +220,7 @@ void measure_first(const std::vector<Dump>& replicas, ReplicaReport& rep) {
   if (rc.rows.empty()) return;
   // What the replicas share by construction (names, dtypes, shapes) and the long texts are left
   // out; the rest is the measurement. The table's "NPU" side is the suspect, "Bench" the majority.
-  static const std::set<std::string> kNotEvidence = {"NPU Name",
+  static const std::set<std::string> not_evidence = {"NPU Name",
                                                      "Bench Name",
                                                      "NPU Dtype",
                                                      "Bench Dtype",
@@ -238,7 +238,7 @@ void measure_first(const std::vector<Dump>& replicas, ReplicaReport& rep) {
   const auto cells = table_cells(rc, rc.rows[0]);
   for (size_t i = 0; i < header.size() && i < cells.size(); ++i) {
     const std::string& h = header[i];
-    if (kNotEvidence.count(h) != 0) continue;
+    if (not_evidence.count(h) != 0) continue;
     std::string name = h;
     if (h.rfind("NPU ", 0) == 0) {
       name = "Suspect " + h.substr(4);
