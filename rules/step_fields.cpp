@@ -162,7 +162,19 @@ Token next_token(std::string_view line, size_t& i) {
     return {number, true};
   }
   while (i < n && (is_alpha(line[i]) || is_digit(line[i]))) ++i;
-  const std::string_view word = line.substr(begin, i - begin);
+  std::string_view word = line.substr(begin, i - begin);
+  // A progress bar redrawn with '\r' runs into the next output: Keras's "- loss: nanEpoch
+  // 1/1000". A value word followed by a capital letter ends before it.
+  for (std::string_view v : {"nan"sv, "inf"sv}) {
+    const size_t sign = word.size() > 0 && (word[0] == '-' || word[0] == '+') ? 1 : 0;
+    const size_t end = sign + v.size();
+    if (word.size() > end && iequals(word.substr(sign, v.size()), v) && word[end] >= 'A' &&
+        word[end] <= 'Z') {
+      i = begin + end;
+      word = word.substr(0, end);
+      break;
+    }
+  }
   return {word, is_word_value(word)};
 }
 

@@ -1998,3 +1998,50 @@ first two lines are quoted from a public issue thread (tests/corpus/expected.tsv
 NVLink Xids 149 and 145 behind the cleanup, a warning on the GPU coded with the cause. The last
 two are constructed from them: a cause that is itself an application Xid (13) adds nothing, a
 one-digit cause is read whole.""")
+
+write_case("framework-forms-batch5", "training", "/var/log/training/job-16/rank-0.log", None,
+    [
+        ("(WorkerDict pid=904548) [E331 20:50:12.688969421 socket.cpp:1011] [c10d] The client socket has timed out after 1800000ms while trying to connect to (10.123.132.218, 38321).",
+         [("pytorch.c10d.store-timeout", "", RBUS, "")]),
+        ("[ERROR] HCCL(903,python3.8):2025-07-30-19:36:56.167.730 [transport_manager.cc:777] [16542][Create][DestLink]Transport init error! createLink para:rank[443]-localUserrank[443]-localIpAddr[], dst_rank[0]-remoteUserrank[0]-remoteIpAddr[2.2.2.2/1], machineType[1], serverId[], linkMode[1], tag[AllGather_group_name_0]",
+         [("ascend.hccl.link-error", "", RBUS, "")]),
+        ("[ERROR] HCCL(903,python3.8):2025-07-30-19:36:56.168.036 [transport_manager.cc:247] [3639][Create]errNo[0x0000000005000006] transport create fail in thread, local rank[443] remote rank[0]",
+         [("ascend.hccl.link-error", "", RBUS, "")]),
+        ("[EVENT] GE(370,python3):2023-07-13-07:42:40.517.453 [exception_dumper.cc:255]1432 LogExceptionTvmOpInfo:[AIC_INFO] node_name:GatherV2, node_type:GatherV2, stream_id:2, task_id:6",
+         [("ascend.aicore.error", "", RBUS, "")]),
+        none("[EVENT] GE(370,python3):2023-07-13-07:42:40.517.968 [exception_dumper.cc:260]1432 LogExceptionTvmOpInfo:[AIC_INFO] input:0;shape:[64];format:ND;dtype:DT_FLOAT;addr:0x124080044000"),
+        ("Out of memory error on GPU 0. Cannot allocate 25.002197MB memory on GPU 0, available memory is only 15.187500MB.",
+         [("nvidia.cuda.out-of-memory", "0", RBUS, "")]),
+        ("[20:01:42] /home/travis/build/dmlc/mxnet-distro/mxnet-build/dmlc-core/include/dmlc/./logging.h:300: [20:01:42] src/storage/./pooled_storage_manager.h:80: cudaMalloc failed: out of memory",
+         [("nvidia.cuda.out-of-memory", "", RBUS, "")]),
+    ],
+    note="""
+Forms of other frameworks and tools, quoted (tests/corpus/expected.tsv gives each source): the
+c10d store connect timeout behind a Ray worker prefix (verl-project/verl#849), the rank's pid
+prefix peeled; HCCL's transport creation failures (MindCluster FaultDiag fixture, a plog); GE's
+exception dump naming the failed AI Core kernel, whose later [AIC_INFO] lines add nothing
+(hicann/oam-tools test data); PaddlePaddle's allocator (PaddlePaddle/PaddleOCR#1505) and
+MXNet's (apache/mxnet#5340) running out of GPU memory.""")
+
+write_case("nvidia-smi-inforom", "kernel", "/var/log/nvidia-smi.log", None,
+    [
+        none("|   7  Tesla V100-SXM2...  Off  | 00000008:00:00.0 Off |                    0 |"),
+        ("WARNING: infoROM is corrupted at gpu 0008:00:00.0",
+         [("nvidia.gpu.inforom-corrupted", "0008:00:00", SUB, "")]),
+    ],
+    note="""
+nvidia-smi's warning under its table that a GPU's InfoROM is corrupted, quoted from a public
+issue thread (tests/corpus/expected.tsv gives it), with a healthy row of the same table before
+it (nothing).""")
+
+write_case("nvidia-nccl-nvls", "training", "/var/log/training/job-17/rank-5.log", None,
+    [
+        ("[2026-06-23 15:45:07] gpu-stress-dgc86-xfpt6:420:437 [5] transport/nvls.cc:379 (nvlsAllocateMem) NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation cannot be performed in the present state'.",
+         [("nvidia.nccl.nvls-failure", "5", SUB, "")]),
+        none("gpu-stress-dgc86-xfpt6:420:437 [5] NCCL INFO NVLS multicast support is not available on dev 5"),
+    ],
+    note="""
+NCCL failing to bind NVLink SHARP (NVLS) multicast memory, quoted from a public issue thread
+(tests/corpus/expected.tsv gives it; a bracketed time before NCCL's own prefix, which names the
+device). The INFO line after it is constructed from NCCL's wording about a GPU without NVLS
+support: no failure.""")

@@ -99,6 +99,17 @@ TEST_CASE("step fields: a value printed as a PyTorch tensor", "[rules][step_fiel
   CHECK(fields_of("loss tensor shape: [4, 8]").count("loss") == 0);
 }
 
+TEST_CASE("step fields: a progress bar run into the next output", "[rules][step_fields]") {
+  // Keras's progress bar, redrawn with '\r', then "Epoch 1/1000" on the same line (the
+  // project's corpus): the value ends where the capital letter starts.
+  CHECK(fields_of(" 99/100 [============================>.] - ETA: 3s - loss: nanEpoch 1/1000") ==
+        Fields{{"loss", "nan"}});
+  CHECK(fields_of("- loss: -infStep 3") == Fields{{"loss", "-inf"}, {"step", "3"}});
+  // A word that merely starts with the letters is a word: "nano", "info", "Nan" + lower case.
+  CHECK(fields_of("loss: nanoseconds").count("loss") == 0);
+  CHECK(fields_of("loss: information").count("loss") == 0);
+}
+
 TEST_CASE("step fields: the loss scalers' phrases", "[rules][step_fields]") {
   CHECK(fields_of("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 16, "
                   "reducing to 8") ==
