@@ -29,17 +29,17 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
                                       [](const std::string& l) { return l.size() < kShortBelow; });
   const size_t short_below = short_pass ? kShortBelow + 1 : kShortBelow;
   window_ = kMaxWindow;
-  bool any_long = false;
+  std::vector<uint32_t> long_ids;  // the literals the Wu-Manber scan finds
   for (uint32_t i = 0; i < literals_.size(); ++i) {
     if (literals_[i].size() < short_below) {
       short_.push_back(i);
     } else {
-      any_long = true;
+      long_ids.push_back(i);
       window_ = std::min(window_, literals_[i].size());
     }
   }
   make_probes();
-  if (!any_long) {
+  if (long_ids.empty()) {
     window_ = 0;
     return;
   }
@@ -47,17 +47,13 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   // collisions, and so lost shifts, rare, while a small set gets a small table. That matters
   // when tailing: between two wake-ups other processes evict it, and each cold 64-byte line of
   // the table is a cache miss on the next read (the shipped packs: 4 KiB, not 32 KiB).
-  size_t pairs = 0;
-  for (const auto& l : literals_) {
-    if (l.size() >= kShortBelow) pairs += window_ - kBlock + 1;
-  }
+  const size_t pairs = long_ids.size() * (window_ - kBlock + 1);
   hash_bits_ = kMinHashBits;
   while (hash_bits_ < kMaxHashBits && (size_t{1} << hash_bits_) < pairs * 8) ++hash_bits_;
   const size_t table = size_t{1} << hash_bits_;
   shift_.assign(table, static_cast<uint8_t>(window_ - kBlock + 1));
   std::vector<std::pair<uint32_t, uint32_t>> by_hash;  // (hash of last window block, literal)
-  for (uint32_t i = 0; i < literals_.size(); ++i) {
-    if (literals_[i].size() < kShortBelow) continue;
+  for (uint32_t i : long_ids) {
     const auto* s = reinterpret_cast<const unsigned char*>(literals_[i].data());
     for (size_t end = kBlock - 1; end < window_; ++end) {
       uint8_t& shift = shift_[hash(s + end + 1 - kBlock, hash_bits_)];
