@@ -17,11 +17,44 @@ uint32_t LiteralSet::block_at(const unsigned char* p) {
   return v;
 }
 
+void BlockCounts::add(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  for (size_t i = 0; i + 4 <= text.size(); ++i) {
+    uint16_t& c = counts_[slot(LiteralSet::block_at(s + i))];
+    if (c != UINT16_MAX) ++c;
+  }
+  bytes_ += text.size();
+}
+
+size_t LiteralSet::window_offset_of(size_t i) const {
+  return i < offsets_.size() ? offsets_[i] : 0;
+}
+
+uint32_t BlockCounts::of(uint32_t block) const { return counts_[slot(block)]; }
+
+size_t BlockCounts::slot(uint32_t block) { return (block * 2654435761u) >> 16; }
+
+size_t LiteralSet::window_offset(const std::string& literal, const BlockCounts* common) const {
+  if (common == nullptr) return 0;
+  size_t best = 0;
+  uint32_t best_count = UINT32_MAX;
+  for (size_t at = 0; at + window_ <= literal.size(); ++at) {
+    const uint32_t count = common->of(
+        block_at(reinterpret_cast<const unsigned char*>(literal.data()) + at + window_ - kBlock));
+    if (count < best_count) {
+      best = at;
+      best_count = count;
+    }
+  }
+  return best;
+}
+
 uint32_t LiteralSet::hash(const unsigned char* p, int bits) {
   return (block_at(p) * 2654435761u) >> (32 - bits);
 }
 
-LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(literals)) {
+LiteralSet::LiteralSet(std::vector<std::string> literals, const BlockCounts* common)
+    : literals_(std::move(literals)) {
   // A literal under kShortBelow bytes has the short pass. When that pass runs anyway, an
   // 8-byte literal joins it too: one more probe costs the pass little, while a window of 8
   // instead of 9 would cost every Wu-Manber step a sixth of its skip.
@@ -53,8 +86,11 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   const size_t table = size_t{1} << hash_bits_;
   shift_.assign(table, static_cast<uint8_t>(window_ - kBlock + 1));
   std::vector<std::pair<uint32_t, uint32_t>> by_hash;  // (hash of last window block, literal)
+  offsets_.assign(literals_.size(), 0);
+  std::vector<uint32_t>& offsets = offsets_;
   for (uint32_t i : long_ids) {
-    const auto* s = reinterpret_cast<const unsigned char*>(literals_[i].data());
+    offsets[i] = static_cast<uint32_t>(window_offset(literals_[i], common));
+    const auto* s = reinterpret_cast<const unsigned char*>(literals_[i].data()) + offsets[i];
     for (size_t end = kBlock - 1; end < window_; ++end) {
       uint8_t& shift = shift_[hash(s + end + 1 - kBlock, hash_bits_)];
       shift = static_cast<uint8_t>(std::min<size_t>(shift, window_ - 1 - end));
@@ -69,8 +105,9 @@ LiteralSet::LiteralSet(std::vector<std::string> literals) : literals_(std::move(
   bucket_blocks_.reserve(by_hash.size());
   for (const auto& [h, id] : by_hash) {
     bucket_ids_.push_back(id);
-    bucket_blocks_.push_back(
-        block_at(reinterpret_cast<const unsigned char*>(literals_[id].data()) + window_ - kBlock));
+    bucket_offsets_.push_back(offsets[id]);
+    bucket_blocks_.push_back(block_at(reinterpret_cast<const unsigned char*>(literals_[id].data()) +
+                                      offsets[id] + window_ - kBlock));
   }
 }
 
@@ -90,11 +127,13 @@ void LiteralSet::scan_long(std::string_view text, size_t pos, OnMatch&& on_match
       end += shift;
       continue;
     }
-    const size_t start = end + 1 - window_;
+    const size_t window_start = end + 1 - window_;
     const uint32_t block = block_at(s + end + 1 - kBlock);
     for (uint32_t b = bucket_start_[h]; b < bucket_start_[h + 1]; ++b) {
       if (bucket_blocks_[b] != block) continue;  // another block with the same hash
       const std::string& lit = literals_[bucket_ids_[b]];
+      if (window_start < pos + bucket_offsets_[b]) continue;  // it would start before the text
+      const size_t start = window_start - bucket_offsets_[b];
       if (start + lit.size() <= n && std::memcmp(s + start, lit.data(), lit.size()) == 0) {
         if (!on_match(bucket_ids_[b], start)) return;
       }
@@ -155,13 +194,18 @@ struct LiteralSet::Lane {
 
   // A window whose last block ends some literal's window: compare those literals.
   [[gnu::noinline]] void verify(uint32_t h) {
-    const size_t start = end + 1 - set->window_;
+    const size_t window_start = end + 1 - set->window_;
     const uint32_t block = block_at(bytes + end + 1 - kBlock);
     for (uint32_t b = set->bucket_start_[h]; b < set->bucket_start_[h + 1]; ++b) {
       // Most windows here end in another block with the same hash: one compare, and the
       // literal's own bytes (elsewhere in memory) stay untouched.
       if (set->bucket_blocks_[b] != block) continue;
       const std::string& lit = set->literals_[set->bucket_ids_[b]];
+      // Where the literal would start: its window lies `offset` bytes into it. Before the
+      // line the window is on it cannot (a literal holds no newline).
+      const size_t offset = set->bucket_offsets_[b];
+      if (window_start < floor + offset) continue;
+      const size_t start = window_start - offset;
       if (start + lit.size() <= stop && std::memcmp(bytes + start, lit.data(), lit.size()) == 0) {
         // The line is a candidate already: the rest of it is skipped.
         hits.push_back(line_start_before(text, floor, start));

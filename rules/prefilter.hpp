@@ -25,10 +25,33 @@
 
 namespace faultd::rules {
 
+// How common each 4-byte block is in a sample of the text a source reads, counted by a 16-bit
+// hash of the block (two blocks sharing a slot both look as common as the pair: never rarer).
+class BlockCounts {
+ public:
+  void add(std::string_view text);
+  uint32_t of(uint32_t block) const;  // at most 65535
+  size_t bytes() const { return bytes_; }
+
+ private:
+  static size_t slot(uint32_t block);
+  std::vector<uint16_t> counts_ = std::vector<uint16_t>(size_t{1} << 16);
+  size_t bytes_ = 0;
+};
+
 class LiteralSet {
  public:
   LiteralSet() = default;
-  explicit LiteralSet(std::vector<std::string> literals);  // non-empty, without '\n'
+  // `literals`: non-empty, without '\n'. `common`: a sample of the text to be scanned; each
+  // literal's Wu-Manber window is then the one whose last block is rarest in it (a window that
+  // ends in a block the text is full of, "WARN" of "NCCL WARN " in a log of "[WARNING]" lines,
+  // costs a verification at every occurrence). Without one, each literal's first bytes.
+  explicit LiteralSet(std::vector<std::string> literals, const BlockCounts* common = nullptr);
+  const std::vector<std::string>& literals() const { return literals_; }
+  // Where literal i's Wu-Manber window starts in it (0 for a literal of the short pass).
+  size_t window_offset_of(size_t i) const;
+  // The four bytes at p as a number: what the Wu-Manber scan hashes, and BlockCounts counts.
+  static uint32_t block_at(const unsigned char* p);
 
   bool empty() const { return literals_.empty(); }
   size_t size() const { return literals_.size(); }
@@ -48,7 +71,7 @@ class LiteralSet {
   static constexpr size_t kShortBelow = 8;
   static constexpr int kMinHashBits = 10;
   static constexpr int kMaxHashBits = 15;
-  static uint32_t block_at(const unsigned char* p);  // the kBlock bytes at p, as a number
+  size_t window_offset(const std::string& literal, const BlockCounts* common) const;
   static uint32_t hash(const unsigned char* p, int bits);
 
   template <class OnMatch>
@@ -86,7 +109,9 @@ class LiteralSet {
   std::vector<uint8_t> shift_;          // by block hash: how far the window may move
   std::vector<uint32_t> bucket_start_;  // by hash of the window's last block ...
   std::vector<uint32_t> bucket_ids_;    // ... the long literals ending their window with it,
-  std::vector<uint32_t> bucket_blocks_;  // ... and that last block (block_at), by entry
+  std::vector<uint32_t> bucket_offsets_;  // ... where that window starts in the literal,
+  std::vector<uint32_t> offsets_;         // by literal: where its window starts
+  std::vector<uint32_t> bucket_blocks_;   // ... and that last block (block_at), by entry
 };
 
 }  // namespace faultd::rules

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -101,6 +103,34 @@ struct ScanContext::Impl {
   uint64_t serial = 0;
   uint64_t uses = 0;
   std::map<Key, File> files;
+
+  // The view's triggers with their Wu-Manber windows chosen for this source's own text, once
+  // its first kSampleBytes are read (rules::BlockCounts): the same literals, so the same
+  // candidate lines, fewer windows to verify. Until then, and after a reload until the next
+  // sample is in, the view's own triggers.
+  static constexpr size_t kSampleBytes = size_t{1} << 20;
+  uint64_t sampled_serial = 0;
+  const rules::View* sampled_view = nullptr;
+  std::unique_ptr<rules::BlockCounts> sample;
+  std::optional<rules::LiteralSet> adapted;
+
+  const rules::LiteralSet& triggers_for(const rules::Engine& engine, const rules::View& view,
+                                        std::string_view text) {
+    if (sampled_serial != engine.serial || sampled_view != &view) {
+      sampled_serial = engine.serial;
+      sampled_view = &view;
+      sample.reset();
+      adapted.reset();
+    }
+    if (adapted) return *adapted;
+    if (view.triggers.empty()) return view.triggers;
+    if (!sample) sample = std::make_unique<rules::BlockCounts>();
+    sample->add(text.substr(0, kSampleBytes - std::min(kSampleBytes, sample->bytes())));
+    if (sample->bytes() < kSampleBytes) return view.triggers;
+    adapted.emplace(view.triggers.literals(), sample.get());
+    sample.reset();
+    return *adapted;
+  }
 
   File& file_for(const Chunk& chunk, const rules::Engine& engine) {
     if (serial != engine.serial) {
@@ -315,12 +345,12 @@ class Scanner {
         stats_(stats),
         context_(context),
         line_(chunk.first_line),
-        subs_(set.max_submatches) {}
+        subs_(set.max_submatches),
+        triggers_(context.triggers_for(set, view, chunk.data)) {}
 
   void run() {
-    const std::vector<size_t> starts = view_.triggers.empty()
-                                           ? std::vector<size_t>{}
-                                           : view_.triggers.candidate_lines(chunk_.data);
+    const std::vector<size_t> starts =
+        triggers_.empty() ? std::vector<size_t>{} : triggers_.candidate_lines(chunk_.data);
     const std::vector<std::pair<size_t, uint32_t>> hits = searched_hits();
     auto next = starts.begin();
     auto hit = hits.begin();
@@ -390,7 +420,7 @@ class Scanner {
   // (a line with several triggers evaluates each rule at most once, in rule order).
   void add_triggered(size_t start, size_t end, std::vector<uint32_t>& selected) {
     ids_.clear();
-    view_.triggers.matches(strip(start, end), ids_);
+    triggers_.matches(strip(start, end), ids_);
     for (uint32_t id : ids_) {
       const auto& positions = view_.trigger_rules[id];
       selected.insert(selected.end(), positions.begin(), positions.end());
@@ -757,6 +787,7 @@ class Scanner {
   uint64_t line_;                            // number of the line that starts at counted_
   size_t counted_ = 0;                       // newlines before this offset are counted in line_
   std::vector<re2::StringPiece> subs_;
+  const rules::LiteralSet& triggers_;  // the view's, or those adapted to this source (ScanContext)
   std::vector<uint32_t> ids_;
   std::vector<std::pair<std::string_view, std::string_view>> captures_;
   std::optional<std::string_view> tuple_device_;    // the line's torch_npu tuple device, once read

@@ -142,3 +142,53 @@ TEST_CASE("chunk search: only hit lines are evaluated, and with the other rules 
   CHECK(s.findings[4].offset == text.rfind('\n') + 1);
   CHECK(s.stats.candidate_lines == 3);
 }
+
+TEST_CASE("engine: a source's triggers adapted to its text find what the view's find",
+          "[rules][engine]") {
+  // After the first MiB a source reads, its ScanContext rebuilds the view's triggers with
+  // windows chosen for that text (rules/prefilter.hpp, BlockCounts). The findings of 4 MiB read
+  // in chunks with one context equal those of the same chunks each with a fresh context (which
+  // never reaches the sample). "NVRM: Xid" sets a window of nine bytes, so that of "NCCL WARN Cuda
+  // failure" ends in "WARN" unless adapted: every other line of the text holds it.
+  const auto set = faultd::testing::build(R"(rules:
+  - id: warn
+    match: { any: ["NCCL WARN Cuda failure"] }
+    fault: { level: SubHealthFault }
+  - id: xid
+    match: { any: ["NVRM: Xid"] }
+    fault: { level: SubHealthFault }
+  - id: short
+    match: { any: ["loss"] }
+    fault: { level: SubHealthFault }
+)");
+  std::mt19937 rng(77);
+  std::string text;
+  const std::vector<std::string> lines = {
+      "[WARNING] RUNTIME(1234,python):2025-01-24 NCCL WARN retrying\n",
+      "h:1:2 [0] NCCL WARN Cuda failure 'invalid argument'\n",
+      "[INFO] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n",
+      "[INFO] step 3 loss 2.5\n", "[WARNING] NVRM: Xid (PCI plain text\n"};
+  while (text.size() < (size_t{4} << 20)) text += lines[rng() % 50 < 47 ? 0 : 1 + rng() % 4];
+  const size_t chunk = 256 * 1024;
+  std::vector<std::string> adapted, fresh;
+  faultd::ScanContext context;
+  uint64_t line = 1;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = std::min(text.size(), at + chunk);
+    end = text.rfind('\n', end - 1) + 1;
+    const std::string_view part(text.data() + at, end - at);
+    for (const auto& r :
+         faultd::testing::rules_of(scan(*set, part, "plog", nullptr, line, at, &context))) {
+      adapted.push_back(r);
+    }
+    faultd::ScanContext own;
+    for (const auto& r :
+         faultd::testing::rules_of(scan(*set, part, "plog", nullptr, line, at, &own))) {
+      fresh.push_back(r);
+    }
+    line += static_cast<uint64_t>(std::count(part.begin(), part.end(), '\n'));
+    at = end;
+  }
+  CHECK(adapted.size() > 100);
+  CHECK(adapted == fresh);
+}

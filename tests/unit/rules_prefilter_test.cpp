@@ -127,3 +127,38 @@ TEST_CASE("prefilter: short literals are found whatever bytes fold onto their pr
     REQUIRE(matched(set, line) == naive_matches(literals, line));
   }
 }
+
+TEST_CASE("prefilter: windows chosen from a sample of the text find the same lines",
+          "[rules][prefilter]") {
+  // A sample makes each literal's Wu-Manber window the one whose last block is rarest in it;
+  // the literals, and so the lines, are the same: random literals, samples and texts.
+  std::mt19937 rng(4321);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::string> literals;
+    const int count = 1 + static_cast<int>(rng() % 6);
+    for (int i = 0; i < count; ++i) literals.push_back(random_text(rng, "abcd", 1 + rng() % 14));
+    faultd::rules::BlockCounts sample;
+    sample.add(random_text(rng, "abcd\n", rng() % 2000));
+    const std::string text = random_text(rng, "abcd\n", rng() % (round % 10 == 0 ? 40000 : 600));
+    const LiteralSet set(literals, &sample);
+    INFO("round " << round);
+    REQUIRE(set.candidate_lines(text) == naive_lines(literals, text));
+    const std::string line = random_text(rng, "abcd", rng() % 60);
+    REQUIRE(matched(set, line) == naive_matches(literals, line));
+  }
+}
+
+TEST_CASE("prefilter: a window does not end in a block the sample is full of",
+          "[rules][prefilter]") {
+  // "NCCL WARN x" in a log of "[WARNING]" lines: its first nine bytes end in "WARN", which
+  // every line holds; a window one byte on ends in "ARN ", which none does.
+  faultd::rules::BlockCounts sample;
+  for (int i = 0; i < 1000; ++i) sample.add("[WARNING] RUNTIME(1234,python):2025-01-24 step\n");
+  const LiteralSet plain({"NCCL WARN x", "123456789"});
+  const LiteralSet adapted({"NCCL WARN x", "123456789"}, &sample);
+  CHECK(plain.window_offset_of(0) == 0);
+  CHECK(adapted.window_offset_of(0) != 0);
+  const std::string text = "[WARNING] a\nx NCCL WARN x y\n[WARNING] NCCL WARN\n";
+  CHECK(adapted.candidate_lines(text) == std::vector<size_t>{12});
+  CHECK(plain.candidate_lines(text) == adapted.candidate_lines(text));
+}
