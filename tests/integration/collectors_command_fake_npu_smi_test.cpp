@@ -197,11 +197,13 @@ TEST_CASE("command source: failing, hanging and garbled commands are counted, ot
   };
   REQUIRE(drive(source, sink, [&] { return !health_lines().empty(); }));
   CHECK(health_lines() == Strings{"npu-smi health: device=4 chip=0 status=Warning code=80818C00"});
+  // The fake writes its pid after creating the file: wait for the number, not the file.
   const std::string pid_file = dir.file("state/hang-5.pid");
-  REQUIRE(drive(source, sink, [&] { return std::ifstream(pid_file).good(); }));
   pid_t hung = 0;
-  std::ifstream(pid_file) >> hung;
-  REQUIRE(hung > 0);
+  REQUIRE(drive(source, sink, [&] {
+    std::ifstream in(pid_file);
+    return static_cast<bool>(in >> hung) && hung > 0;
+  }));
   CHECK(::kill(hung, 0) == 0);  // still hanging (its timeout is 3 s away)
   CHECK(source.running() >= 1);
 
