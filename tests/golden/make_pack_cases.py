@@ -2045,3 +2045,13 @@ NCCL failing to bind NVLink SHARP (NVLS) multicast memory, quoted from a public 
 (tests/corpus/expected.tsv gives it; a bracketed time before NCCL's own prefix, which names the
 device). The INFO line after it is constructed from NCCL's wording about a GPU without NVLS
 support: no failure.""")
+
+write_case("ascend-lccl-init", "training", "/var/log/training/job-18/worker_3.log", None,
+    [
+        none("[2025-09-28 20:14:33.202731] [info] [710583] [lcal_comm.cpp:372] rank 3/4 running devId:3uid: 0"),
+        ("[2025-09-28 20:14:33.202901] [error] [710583] [lcal_comm.cpp:375] init common failed!",
+         [("ascend.lccl.init-failed", "3", RBUS, "")]),
+    ],
+    note="""
+ATB's LCCL failing to set up its communicator, quoted from a public issue thread (xLLM-AI/xllm#215): the
+runner's line names its device, the failure line after it (same process) takes it.""")
