@@ -339,15 +339,23 @@ template <>
 struct Vectors<16> {
   using Bytes = uint8_t __attribute__((vector_size(16)));
   using Words = uint64_t __attribute__((vector_size(16)));
-  // For loads from any address: one unaligned vector load, never split into smaller moves.
-  using Unaligned = uint8_t __attribute__((vector_size(16), aligned(1), may_alias));
+  // For loads from any address: one unaligned vector load, never split into smaller moves. A
+  // packed member has alignment 1 in GCC and Clang alike (Clang keeps a vector typedef's own
+  // alignment whatever aligned(1) says).
+  struct [[gnu::packed, gnu::may_alias]] Unaligned {
+    Bytes v;
+  };
 };
 template <>
 struct Vectors<32> {
   using Bytes = uint8_t __attribute__((vector_size(32)));
   using Words = uint64_t __attribute__((vector_size(32)));
-  // For loads from any address: one unaligned vector load, never split into smaller moves.
-  using Unaligned = uint8_t __attribute__((vector_size(32), aligned(1), may_alias));
+  // For loads from any address: one unaligned vector load, never split into smaller moves. A
+  // packed member has alignment 1 in GCC and Clang alike (Clang keeps a vector typedef's own
+  // alignment whatever aligned(1) says).
+  struct [[gnu::packed, gnu::may_alias]] Unaligned {
+    Bytes v;
+  };
 };
 }  // namespace
 
@@ -383,14 +391,12 @@ template <size_t kWidth, bool kWild>
   while (i + 2 * kWidth + 2 <= n) {
     // Two vectors of positions side by side: each probe's bytes are loaded once for both.
     // (No helper function: a vector crossing a call changes its ABI with the target.)
-    const auto* low_at = reinterpret_cast<const Unaligned*>(s + i);
-    const auto* high_at = reinterpret_cast<const Unaligned*>(s + i + kWidth);
-    const Bytes low0 = low_at[0] | fold;
-    const Bytes low1 = *reinterpret_cast<const Unaligned*>(s + i + 1) | fold;
-    const Bytes low2 = *reinterpret_cast<const Unaligned*>(s + i + 2) | fold;
-    const Bytes high0 = high_at[0] | fold;
-    const Bytes high1 = *reinterpret_cast<const Unaligned*>(s + i + kWidth + 1) | fold;
-    const Bytes high2 = *reinterpret_cast<const Unaligned*>(s + i + kWidth + 2) | fold;
+    const Bytes low0 = reinterpret_cast<const Unaligned*>(s + i)->v | fold;
+    const Bytes low1 = reinterpret_cast<const Unaligned*>(s + i + 1)->v | fold;
+    const Bytes low2 = reinterpret_cast<const Unaligned*>(s + i + 2)->v | fold;
+    const Bytes high0 = reinterpret_cast<const Unaligned*>(s + i + kWidth)->v | fold;
+    const Bytes high1 = reinterpret_cast<const Unaligned*>(s + i + kWidth + 1)->v | fold;
+    const Bytes high2 = reinterpret_cast<const Unaligned*>(s + i + kWidth + 2)->v | fold;
     Bytes low = {}, high = {};
     for (size_t k = 0; k < count; ++k) {
       Bytes second_low = low1 == want[k][1], second_high = high1 == want[k][1];
