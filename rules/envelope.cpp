@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <array>
 #include <cstring>
 
 namespace faultd {
@@ -269,11 +270,15 @@ size_t launcher_prefix(std::string_view text, Envelope* env) {
 
 // ---- tqdm: "<desc>: 50%|█████     | 5/10 [00:01<00:01,  4.50it/s]<message>"
 size_t progress_bar_prefix(std::string_view line) {
-  for (std::string_view rate : {"it/s]", "s/it]", "B/s]"}) {
-    const size_t at = line.find(rate);
-    if (at == std::string_view::npos) continue;
-    const size_t end = at + rate.size();
-    const size_t open = line.rfind(" [", at);
+  // The rate ends the bar's "[...]": looked for at each ']' (rare) rather than everywhere.
+  for (size_t close = line.find(']'); close != std::string_view::npos;
+       close = line.find(']', close + 1)) {
+    const std::string_view before = line.substr(0, close);
+    const bool rate =
+        before.ends_with("it/s") || before.ends_with("s/it") || before.ends_with("B/s");
+    if (!rate) continue;
+    const size_t end = close + 1;
+    const size_t open = line.rfind(" [", close);
     if (open == std::string_view::npos || line.find('|') > open) continue;  // not a bar
     if (end < line.size() && !is_blank(line[end])) return end;
   }
@@ -367,13 +372,21 @@ bool may_name_pid(std::string_view line) {
 // Whether `line` holds a word that one of line_device()'s spellings starts with: "dev" in any
 // case (device, Device, DEVICE, devId, cudaDev, logicDevId ...), NPU, GPU, chipId or cuda:.
 bool may_name_device(std::string_view line) {
-  for (size_t i = 0; i + 3 <= line.size(); ++i) {
+  // Each spelling has a byte rarer than its first (the v of dev, the U of NPU, the I of chipId,
+  // the colon of cuda:): only the positions of those are looked at.
+  constexpr auto kRare = [] {
+    std::array<bool, 256> table{};
+    for (char c : {'v', 'V', 'U', 'I', ':'}) table[static_cast<uint8_t>(c)] = true;
+    return table;
+  }();
+  for (size_t i = 2; i < line.size(); ++i) {
     const char c = line[i];
-    if ((c | 0x20) == 'd' && (line[i + 1] | 0x20) == 'e' && (line[i + 2] | 0x20) == 'v') {
-      return true;
-    }
-    if ((c == 'N' || c == 'G') && line[i + 1] == 'P' && line[i + 2] == 'U') return true;
-    if (c == 'c' && (line.substr(i, 6) == "chipId" || line.substr(i, 5) == "cuda:")) return true;
+    if (!kRare[static_cast<uint8_t>(c)]) continue;
+    const char a = line[i - 2], b = line[i - 1];
+    if ((c | 0x20) == 'v' && (a | 0x20) == 'd' && (b | 0x20) == 'e') return true;
+    if (c == 'U' && (a == 'N' || a == 'G') && b == 'P') return true;
+    if (c == 'I' && i >= 4 && line.substr(i - 4, 6) == "chipId") return true;
+    if (c == ':' && i >= 4 && line.substr(i - 4, 5) == "cuda:") return true;
   }
   return false;
 }

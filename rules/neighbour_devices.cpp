@@ -149,10 +149,13 @@ void NeighbourDevices::settle_wanted(const Chunk& chunk, TimePoint now, std::vec
   release_settled(file, released);
 
   // This chunk's findings: settled now when the lines that decide them are here, else held;
-  // behind a held one, every later finding of the file waits its turn.
+  // behind a held one, every later finding of the file waits its turn. When none wants a
+  // device and none waits, they stay where they are (a chunk of step lines: thousands).
+  const bool pass_through = released.empty() && file.held.empty() &&
+                            std::find(wanted.begin(), wanted.end(), true) == wanted.end();
   std::vector<Finding> settled;
-  settled.reserve(out.size() - from);
-  for (size_t i = from; i < out.size(); ++i) {
+  if (!pass_through) settled.reserve(out.size() - from);
+  for (size_t i = pass_through ? out.size() : from; i < out.size(); ++i) {
     Finding& f = out[i];
     Held h;
     h.since = now;
@@ -209,9 +212,11 @@ void NeighbourDevices::settle_wanted(const Chunk& chunk, TimePoint now, std::vec
       file.held.push_back(std::move(h));
     }
   }
-  out.resize(from);
-  for (auto& f : released) out.push_back(std::move(f));
-  for (auto& f : settled) out.push_back(std::move(f));
+  if (!pass_through) {
+    out.resize(from);
+    for (auto& f : released) out.push_back(std::move(f));
+    for (auto& f : settled) out.push_back(std::move(f));
+  }
 
   // The chunk's last lines become the tail the next read looks back on.
   std::vector<size_t> last;  // line starts, newest first

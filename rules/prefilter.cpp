@@ -177,7 +177,7 @@ struct LiteralSet::Lane {
   size_t end;    // last byte of the window
   size_t stop;   // one past the lane's last byte
   size_t floor;  // start of the line the window is in, or earlier
-  std::vector<size_t> hits;
+  std::vector<size_t>* hits;
 
   // Inlined into the lock-step loop: the common case is a load, a hash and a table lookup.
   bool step() {
@@ -208,7 +208,7 @@ struct LiteralSet::Lane {
       const size_t start = window_start - offset;
       if (start + lit.size() <= stop && std::memcmp(bytes + start, lit.data(), lit.size()) == 0) {
         // The line is a candidate already: the rest of it is skipped.
-        hits.push_back(line_start_before(text, floor, start));
+        hits->push_back(line_start_before(text, floor, start));
         floor = next_line(text, start);
         end = floor + set->window_ - 1;
         return;
@@ -220,7 +220,15 @@ struct LiteralSet::Lane {
 
 std::vector<size_t> LiteralSet::candidate_lines(std::string_view text) const {
   std::vector<size_t> lines;
+  candidate_lines(text, lines);
+  return lines;
+}
+
+void LiteralSet::candidate_lines(std::string_view text, std::vector<size_t>& lines) const {
+  lines.clear();
   if (window_ != 0) {
+    // The lanes' hits, kept per thread with their capacity.
+    thread_local std::array<std::vector<size_t>, kLanes> lane_hits;
     // Lane edges at line starts near equal shares of the buffer.
     const size_t lanes = text.size() >= kLanes * kMinLaneBytes ? kLanes : 1;
     std::array<Lane, kLanes> lane;
@@ -239,7 +247,8 @@ std::vector<size_t> LiteralSet::candidate_lines(std::string_view text) const {
                      from + window_ - 1,
                      to,
                      from,
-                     {}};
+                     &lane_hits[i]};
+      lane_hits[i].clear();
       from = to;
     }
     if (lanes == kLanes) {
@@ -256,16 +265,21 @@ std::vector<size_t> LiteralSet::candidate_lines(std::string_view text) const {
     for (size_t i = 0; i < lanes; ++i) {
       while (lane[i].step()) {
       }
-      lines.insert(lines.end(), lane[i].hits.begin(), lane[i].hits.end());
+      lines.insert(lines.end(), lane[i].hits->begin(), lane[i].hits->end());
     }
   }
   const size_t sorted_until = lines.size();
   if (!short_.empty()) scan_short(text, lines);
   if (lines.size() != sorted_until) {
-    std::sort(lines.begin(), lines.end());
+    // Each pass appends in ascending order: one pass (the shipped packs) is a merge, not a sort.
+    const auto mid = lines.begin() + static_cast<std::ptrdiff_t>(sorted_until);
+    if (std::is_sorted(mid, lines.end())) {
+      std::inplace_merge(lines.begin(), mid, lines.end());
+    } else {
+      std::sort(lines.begin(), lines.end());
+    }
     lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
   }
-  return lines;
 }
 
 // Each short literal is found by a trigram it holds (folded); literals sharing a trigram share
@@ -302,17 +316,30 @@ void LiteralSet::make_probes() {
     if (std::none_of(probes_.begin(), probes_.end(),
                      [&](const ShortProbe& p) { return p.bytes == t && p.wild == wild; })) {
       probes_.push_back({t, wild});
+      for (unsigned next = 0; next < 256; ++next) {
+        if ((wild & 0b10) != 0 || next == t[1]) probe_pairs_.set(t[0] << 8 | next);
+      }
     }
     short_at_.push_back({id, static_cast<uint32_t>(best)});
     any_wild_ = any_wild_ || wild != 0;
-    // The pairs the literal's first two bytes may be: any second byte for a 1-byte literal.
-    const unsigned first = static_cast<uint8_t>(lit.front());
-    for (unsigned next = 0; next < 256; ++next) {
-      if (lit.size() == 1 || next == static_cast<uint8_t>(lit[1])) {
-        short_pairs_.set(first << 8 | next);
-      }
-    }
   }
+}
+
+// Whether some probe's trigram is at `at` (what the vectors compare, one position).
+bool LiteralSet::probe_at(std::string_view text, size_t at) const {
+  const unsigned next = at + 1 < text.size() ? static_cast<uint8_t>(text[at + 1]) | 0x20 : 0;
+  if (!probe_pairs_.test((static_cast<uint8_t>(text[at]) | 0x20) << 8 | next)) return false;
+  std::array<uint8_t, 3> t{};
+  for (size_t k = 0; k < 3; ++k) {
+    t[k] = at + k < text.size() ? static_cast<uint8_t>(static_cast<uint8_t>(text[at + k]) | 0x20)
+                                : uint8_t{0};
+  }
+  return std::any_of(probes_.begin(), probes_.end(), [&](const ShortProbe& p) {
+    for (size_t k = 0; k < 3; ++k) {
+      if (((p.wild >> k) & 1) == 0 && p.bytes[k] != t[k]) return false;
+    }
+    return true;
+  });
 }
 
 // Whether a short literal holds its probe's trigram at `at`.
@@ -366,10 +393,9 @@ struct Vectors<32> {
 // Appends the lines found (ascending) and returns where the vectors stopped: the last bytes
 // are the caller's. The vectors never cross a function boundary (their ABI depends on the
 // target), hence one body.
-template <size_t kWidth, bool kWild>
+template <size_t kWidth, bool kWild, typename Sink>
 [[gnu::always_inline]] inline size_t LiteralSet::short_pass(std::string_view text, size_t first,
-                                                            size_t count,
-                                                            std::vector<size_t>& lines) const {
+                                                            size_t count, Sink& sink) const {
   using Bytes = typename Vectors<kWidth>::Bytes;
   using Words = typename Vectors<kWidth>::Words;
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
@@ -385,7 +411,6 @@ template <size_t kWidth, bool kWild>
   }
   Bytes fold;
   std::memset(&fold, 0x20, sizeof fold);
-  size_t floor = 0;  // start of the line being scanned, or earlier
   size_t i = 0;
   using Unaligned = typename Vectors<kWidth>::Unaligned;
   while (i + 2 * kWidth + 2 <= n) {
@@ -422,35 +447,68 @@ template <size_t kWidth, bool kWild>
     std::memcpy(hit + kWidth, &high, kWidth);
     size_t next = i + 2 * kWidth;
     for (size_t j = 0; j < 2 * kWidth; ++j) {
-      if (hit[j] != 0 && short_literal_at(s, n, i + j)) {
-        lines.push_back(line_start_before(text, floor, i + j));
-        next = floor = next_line(text, i + j);  // the rest of the line is a candidate already
+      if (hit[j] == 0) continue;
+      if (const size_t resume = sink.found(text, i + j); resume != 0) {
+        next = resume;
         break;
       }
     }
     i = next;
   }
-  // The last bytes, one position at a time.
-  for (; i < n; ++i) {
-    if (short_literal_at(s, n, i)) {
-      lines.push_back(line_start_before(text, floor, i));
-      i = floor = next_line(text, i);
-      if (i == n) break;
-      --i;
-    }
-  }
   return i;
 }
 
-template <size_t kWidth>
+namespace {
+// What the short pass does with a probe's hit at `at`: found() returns where the pass resumes,
+// or 0 to go on with the next position.
+//
+// The lines holding a short literal: after the first, the rest of its line is skipped.
+struct LineSink {
+  const LiteralSet& set;
+  std::vector<size_t>& lines;
+  size_t floor = 0;  // start of the line being scanned, or earlier
+  size_t found(std::string_view text, size_t at) {
+    if (!set.short_literal_at(reinterpret_cast<const unsigned char*>(text.data()), text.size(),
+                              at)) {
+      return 0;
+    }
+    lines.push_back(line_start_before(text, floor, at));
+    floor = next_line(text, at);
+    return floor;
+  }
+};
+// The short literals of one line, each occurrence.
+struct IdSink {
+  const LiteralSet& set;
+  std::vector<uint32_t>& ids;
+  size_t found(std::string_view text, size_t at) {
+    set.short_literal_ids_at(reinterpret_cast<const unsigned char*>(text.data()), text.size(), at,
+                             ids);
+    return 0;
+  }
+};
+}  // namespace
+
+// Every pass over `text` (one per kProbesPerPass probes); the last bytes, which the vectors
+// leave, one position at a time. Returns nothing: the sink has it all.
+template <size_t kWidth, typename Sink>
 [[gnu::always_inline]] inline void LiteralSet::short_passes(std::string_view text,
-                                                            std::vector<size_t>& lines) const {
+                                                            Sink& sink) const {
   for (size_t first = 0; first < probes_.size(); first += kProbesPerPass) {
     const size_t count = std::min(kProbesPerPass, probes_.size() - first);
-    if (any_wild_) {
-      short_pass<kWidth, true>(text, first, count, lines);
-    } else {
-      short_pass<kWidth, false>(text, first, count, lines);
+    Sink pass = sink;  // a pass of its own: a line sink's floor starts over
+    const size_t stop = any_wild_ ? short_pass<kWidth, true>(text, first, count, pass)
+                                  : short_pass<kWidth, false>(text, first, count, pass);
+    // The last bytes, one position at a time, for this pass's probes only: every probe is
+    // compared there whichever pass it is in, so once is enough.
+    if (first + kProbesPerPass >= probes_.size()) {
+      for (size_t i = stop; i < text.size(); ++i) {
+        if (!probe_at(text, i)) continue;
+        if (const size_t resume = pass.found(text, i); resume != 0) {
+          if (resume >= text.size()) break;
+          i = resume - 1;
+        }
+      }
     }
   }
 }
@@ -458,19 +516,34 @@ template <size_t kWidth>
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 [[gnu::target("avx2")]] void LiteralSet::short_passes_avx2(std::string_view text,
                                                            std::vector<size_t>& lines) const {
-  short_passes<32>(text, lines);
+  LineSink sink{*this, lines};
+  short_passes<32>(text, sink);
+}
+[[gnu::target("avx2")]] void LiteralSet::short_ids_avx2(std::string_view line,
+                                                        std::vector<uint32_t>& ids) const {
+  IdSink sink{*this, ids};
+  short_passes<32>(line, sink);
 }
 #endif
 
+namespace {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+bool has_avx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+}
+#endif
+}  // namespace
+
 void LiteralSet::scan_short(std::string_view text, std::vector<size_t>& lines) const {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) {
+  if (has_avx2()) {
     short_passes_avx2(text, lines);
     return;
   }
 #endif
-  short_passes<16>(text, lines);
+  LineSink sink{*this, lines};
+  short_passes<16>(text, sink);
 }
 
 void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) const {
@@ -479,19 +552,25 @@ void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) cons
     return true;
   });
   if (short_.empty()) return;
-  // One pass for all short literals: a candidate line is one of a step's, and the literals
-  // ("loss", "Loss", "LOSS", "scale" ...) are many for one memmem each.
-  const auto* s = reinterpret_cast<const unsigned char*>(line.data());
-  for (size_t at = 0; at < line.size(); ++at) {
-    const unsigned next = at + 1 < line.size() ? s[at + 1] : 0;
-    if (!short_pairs_.test(s[at] << 8 | next)) continue;
-    for (uint32_t id : short_) {
-      const std::string& lit = literals_[id];
-      if (static_cast<unsigned char>(lit[0]) == s[at] && at + lit.size() <= line.size() &&
-          std::equal(lit.begin() + 1, lit.end(), s + at + 1,
-                     [](char a, unsigned char b) { return static_cast<unsigned char>(a) == b; })) {
-        out.push_back(id);
-      }
+    // The short pass of candidate_lines, every occurrence this time: a candidate line is most
+    // often one of a step's, where "loss", "scale", "norm:" ... are many.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (has_avx2()) {
+    short_ids_avx2(line, out);
+    return;
+  }
+#endif
+  IdSink sink{*this, out};
+  short_passes<16>(line, sink);
+}
+
+void LiteralSet::short_literal_ids_at(const unsigned char* s, size_t n, size_t at,
+                                      std::vector<uint32_t>& ids) const {
+  for (const auto& [id, offset] : short_at_) {
+    const std::string& lit = literals_[id];
+    if (at >= offset && at - offset + lit.size() <= n &&
+        std::memcmp(s + at - offset, lit.data(), lit.size()) == 0) {
+      ids.push_back(id);
     }
   }
 }

@@ -60,6 +60,9 @@ class LiteralSet {
   // Start offsets (ascending, unique) of the lines of `text` that contain at least one
   // literal. A line ends at '\n'; the last one may lack it.
   std::vector<size_t> candidate_lines(std::string_view text) const;
+  // The same into `lines` (cleared first), whose capacity a caller keeps across chunks: a chunk
+  // of step lines is thousands of candidates.
+  void candidate_lines(std::string_view text, std::vector<size_t>& lines) const;
 
   // Appends the index of every literal that occurs in `line` (a literal may be reported more
   // than once).
@@ -79,14 +82,22 @@ class LiteralSet {
   void make_probes();
   // Appends the start of every line of `text` that holds a short literal (ascending).
   void scan_short(std::string_view text, std::vector<size_t>& lines) const;
-  template <size_t kWidth, bool kWild>
-  size_t short_pass(std::string_view text, size_t first, size_t count,
-                    std::vector<size_t>& lines) const;
-  template <size_t kWidth>
-  void short_passes(std::string_view text, std::vector<size_t>& lines) const;
+  template <size_t kWidth, bool kWild, typename Sink>
+  size_t short_pass(std::string_view text, size_t first, size_t count, Sink& sink) const;
+  template <size_t kWidth, typename Sink>
+  void short_passes(std::string_view text, Sink& sink) const;
   void short_passes_avx2(std::string_view text, std::vector<size_t>& lines) const;
-  bool short_literal_at(const unsigned char* s, size_t n, size_t at) const;
+  void short_ids_avx2(std::string_view line, std::vector<uint32_t>& ids) const;
+  bool probe_at(std::string_view text, size_t at) const;
 
+ public:
+  // For the short pass's sinks (prefilter.cpp): whether a short literal holds its probe's
+  // trigram at `at`; the ids of those that do.
+  bool short_literal_at(const unsigned char* s, size_t n, size_t at) const;
+  void short_literal_ids_at(const unsigned char* s, size_t n, size_t at,
+                            std::vector<uint32_t>& ids) const;
+
+ private:
   std::vector<std::string> literals_;
   std::vector<uint32_t> short_;  // indexes of the literals the short pass finds
   // What the short pass compares, deduplicated: a trigram of each short literal with 0x20 set
@@ -103,7 +114,7 @@ class LiteralSet {
   std::vector<ShortProbe> probes_;
   std::vector<ShortAt> short_at_;
   bool any_wild_ = false;
-  std::bitset<65536> short_pairs_;      // by two bytes: whether a short literal may start with them
+  std::bitset<65536> probe_pairs_;      // by two folded bytes: whether a probe may start with them
   int hash_bits_ = kMinHashBits;        // log2 of the shift table's size
   size_t window_ = 0;                   // shortest long literal (capped): the Wu-Manber window
   std::vector<uint8_t> shift_;          // by block hash: how far the window may move

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <initializer_list>
+#include <iterator>
+#include <utility>
 
 namespace faultd {
 namespace {
@@ -11,10 +14,24 @@ using namespace std::string_view_literals;
 
 constexpr size_t kMaxKeyWords = 6;  // a key is its last few words; prose before it is dropped
 
-// ASCII only, locale-free: a step line is read for every training step.
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+// ASCII only, locale-free: a step line is read for every training step, one table lookup per
+// byte.
+enum CharClass : uint8_t { kAlpha = 1, kDigit = 2, kBoundary = 4, kSignOrDot = 8 };
+constexpr auto kCharClass = [] {
+  std::array<uint8_t, 256> table{};
+  for (int c = 'a'; c <= 'z'; ++c) table[c] = kAlpha;
+  for (int c = 'A'; c <= 'Z'; ++c) table[c] = kAlpha;
+  for (int c = '0'; c <= '9'; ++c) table[c] = kDigit;
+  // Ends the current key: a cell separator or the end of a sentence.
+  // A '/' separates path components ("overflow/3/1"), which are no key.
+  for (char c : {',', '|', '{', '}', ';', '/'}) table[static_cast<uint8_t>(c)] = kBoundary;
+  for (char c : {'-', '+', '.'}) table[static_cast<uint8_t>(c)] = kSignOrDot;
+  return table;
+}();
+uint8_t char_class(char c) { return kCharClass[static_cast<uint8_t>(c)]; }
+bool is_alpha(char c) { return char_class(c) == kAlpha; }
+bool is_digit(char c) { return char_class(c) == kDigit; }
+constexpr char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // `a` equals the lower-case word `b`, whatever `a`'s case.
 bool iequals(std::string_view a, std::string_view b) {
@@ -22,44 +39,154 @@ bool iequals(std::string_view a, std::string_view b) {
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == y; });
 }
 
-// Ends the current key: a cell separator or the end of a sentence.
-// A '/' separates path components ("overflow/3/1"), which are no key.
-bool is_boundary(char c) {
-  return c == ',' || c == '|' || c == '{' || c == '}' || c == ';' || c == '/';
+// The words a key is compared with, named once when the tokenizer reads them (a step line is
+// read for every training step: comparing ids is cheaper than comparing each word with every
+// spelling).
+enum class Word : uint8_t {
+  other,
+  loss,
+  scale,
+  scaler,
+  norm,
+  gnorm,
+  iterations,
+  iteration,
+  iter,
+  step,
+  overflow,
+  cond,
+  from,
+  to,
+  ms,
+  time,
+  updates,
+  nan,
+  skipped,
+  attempted,
+  reducing,
+  adjust,
+  grad,
+  cur,
+  per,
+  num,
+  global,
+  total,
+  valid,
+  val,
+  eval,
+  test,
+  nll
+};
+
+// The word's id, whatever its case; Word::other for any word no key form uses. Words are
+// compared as lower-case integers, among those of the same length only.
+Word classify(std::string_view w) {
+  struct Spelling {
+    std::string_view text;
+    Word id;
+  };
+  // By length (2 to 10), each length's words together.
+  static constexpr Spelling kWords[] = {
+      {"to", Word::to},
+      {"ms", Word::ms},
+      {"nan", Word::nan},
+      {"cur", Word::cur},
+      {"per", Word::per},
+      {"num", Word::num},
+      {"val", Word::val},
+      {"nll", Word::nll},
+      {"loss", Word::loss},
+      {"norm", Word::norm},
+      {"iter", Word::iter},
+      {"step", Word::step},
+      {"cond", Word::cond},
+      {"from", Word::from},
+      {"time", Word::time},
+      {"grad", Word::grad},
+      {"eval", Word::eval},
+      {"test", Word::test},
+      {"scale", Word::scale},
+      {"gnorm", Word::gnorm},
+      {"total", Word::total},
+      {"valid", Word::valid},
+      {"scaler", Word::scaler},
+      {"adjust", Word::adjust},
+      {"global", Word::global},
+      {"updates", Word::updates},
+      {"skipped", Word::skipped},
+      {"overflow", Word::overflow},
+      {"reducing", Word::reducing},
+      {"iteration", Word::iteration},
+      {"attempted", Word::attempted},
+      {"iterations", Word::iterations},
+  };
+  constexpr size_t kShortest = 2, kLongest = 10;
+  // kFirst[n - kShortest]: the first word of length n; kFirst[n + 1 - kShortest] ends them.
+  static constexpr uint8_t kFirst[] = {0, 2, 8, 18, 22, 25, 27, 29, 31, 32};
+  static_assert(std::size(kFirst) == kLongest - kShortest + 2);
+  static_assert([] {
+    for (size_t n = kShortest; n <= kLongest; ++n) {
+      for (size_t i = kFirst[n - kShortest]; i < kFirst[n + 1 - kShortest]; ++i) {
+        if (kWords[i].text.size() != n) return false;
+      }
+    }
+    return kFirst[kLongest + 1 - kShortest] == std::size(kWords);
+  }());
+  if (w.size() < kShortest || w.size() > kLongest) return Word::other;
+  // The first eight letters and the rest as integers: no memcmp per candidate.
+  constexpr auto packed = [](std::string_view text, size_t from, size_t to) {
+    uint64_t v = 0;
+    for (size_t i = from; i < std::min(to, text.size()); ++i) {
+      v = v << 8 | static_cast<uint8_t>(lower(text[i]));
+    }
+    return v;
+  };
+  static constexpr auto kPacked = [&] {
+    std::array<std::pair<uint64_t, uint64_t>, std::size(kWords)> table{};
+    for (size_t i = 0; i < table.size(); ++i) {
+      table[i] = {packed(kWords[i].text, 0, 8), packed(kWords[i].text, 8, kLongest)};
+    }
+    return table;
+  }();
+  const std::pair<uint64_t, uint64_t> word{packed(w, 0, 8), packed(w, 8, kLongest)};
+  for (size_t i = kFirst[w.size() - kShortest]; i < kFirst[w.size() + 1 - kShortest]; ++i) {
+    if (kPacked[i] == word) return kWords[i].id;
+  }
+  return Word::other;
 }
 
-// The words of the key before a value, lower-cased by comparison (iequals), at most the last
-// kMaxKeyWords.
+// The words of the key before a value, at most the last kMaxKeyWords, with their ids.
 class Key {
  public:
   void add(std::string_view word) {
     if (size_ == kMaxKeyWords) {
       std::move(words_.begin() + 1, words_.end(), words_.begin());
+      std::move(ids_.begin() + 1, ids_.end(), ids_.begin());
       --size_;
     }
-    words_[size_++] = word;
+    words_[size_] = word;
+    ids_[size_++] = classify(word);
   }
   void clear() { size_ = 0; }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
-  std::string_view word(size_t i) const { return words_[i]; }
+  Word first_id() const { return ids_[0]; }
+  Word last_id() const { return ids_[size_ - 1]; }
   std::string_view last() const { return words_[size_ - 1]; }
 
   // The key ends with these words.
-  bool ends_with(std::initializer_list<std::string_view> tail) const {
+  bool ends_with(std::initializer_list<Word> tail) const {
     if (tail.size() > size_) return false;
-    // From the last word back: most tails differ there.
-    size_t i = size_;
-    return std::all_of(std::rbegin(tail), std::rend(tail),
-                       [&](std::string_view w) { return iequals(words_[--i], w); });
+    return std::equal(tail.begin(), tail.end(), ids_.begin() + (size_ - tail.size()));
   }
-  bool has(std::string_view w) const {
-    return std::any_of(words_.begin(), words_.begin() + static_cast<std::ptrdiff_t>(size_),
-                       [&](std::string_view x) { return iequals(x, w); });
+  bool has(Word w) const {
+    return std::find(ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(size_), w) !=
+           ids_.begin() + static_cast<std::ptrdiff_t>(size_);
   }
 
  private:
   std::array<std::string_view, kMaxKeyWords> words_{};
+  std::array<Word, kMaxKeyWords> ids_{};
   size_t size_ = 0;
 };
 
@@ -72,52 +199,66 @@ bool camel_loss(std::string_view w) {
 // or is led by "loss". Most keys of a step line (learning rate, consumed samples, global batch
 // size) are none of them, and are turned away here rather than by every form in turn.
 bool may_be_field(const Key& k) {
-  const std::string_view last = k.last();
-  for (std::string_view w :
-       {"loss"sv, "scale"sv, "norm"sv, "gnorm"sv, "iterations"sv, "iteration"sv, "iter"sv, "step"sv,
-        "overflow"sv, "cond"sv, "from"sv, "to"sv, "ms"sv, "time"sv, "updates"sv}) {
-    if (iequals(last, w)) return true;
+  switch (k.last_id()) {
+    case Word::loss:
+    case Word::scale:
+    case Word::norm:
+    case Word::gnorm:
+    case Word::iterations:
+    case Word::iteration:
+    case Word::iter:
+    case Word::step:
+    case Word::overflow:
+    case Word::cond:
+    case Word::from:
+    case Word::to:
+    case Word::ms:
+    case Word::time:
+    case Word::updates:
+      return true;
+    default:
+      return camel_loss(k.last()) || k.first_id() == Word::loss;
   }
-  return camel_loss(last) || iequals(k.word(0), "loss");
 }
 
 // The detectors' name for a key, or empty when the key is not one of the step fields. Longer and
 // more specific forms are tried first ("step time" before "step").
 std::string_view canonical(const Key& k) {
+  using W = Word;
   if (k.empty() || !may_be_field(k)) return {};
-  if (k.ends_with({"nan", "iterations"})) return "nan_iterations";
-  if (k.ends_with({"skipped", "iterations"})) return "overflow";
-  if (k.ends_with({"overflow"}) || k.ends_with({"overflow", "cond"})) return "overflow";
-  if (k.ends_with({"attempted", "loss", "scale"}) || k.ends_with({"scale", "from"})) {
+  if (k.ends_with({W::nan, W::iterations})) return "nan_iterations";
+  if (k.ends_with({W::skipped, W::iterations})) return "overflow";
+  if (k.ends_with({W::overflow}) || k.ends_with({W::overflow, W::cond})) return "overflow";
+  if (k.ends_with({W::attempted, W::loss, W::scale}) || k.ends_with({W::scale, W::from})) {
     return "scale_from";
   }
-  if (k.ends_with({"scale", "to"}) || k.ends_with({"reducing", "to"}) ||
-      (k.ends_with({"adjust", "to"}) && k.has("scale"))) {
+  if (k.ends_with({W::scale, W::to}) || k.ends_with({W::reducing, W::to}) ||
+      (k.ends_with({W::adjust, W::to}) && k.has(W::scale))) {
     return "scale";
   }
-  if (k.ends_with({"loss", "scale"}) || k.ends_with({"grad", "scale"}) ||
-      k.ends_with({"cur", "scale"}) || (k.size() == 1 && k.ends_with({"scale"}))) {
+  if (k.ends_with({W::loss, W::scale}) || k.ends_with({W::grad, W::scale}) ||
+      k.ends_with({W::cur, W::scale}) || (k.size() == 1 && k.ends_with({W::scale}))) {
     return "scale";
   }
-  if (k.ends_with({"time", "per", "iteration", "ms"}) || k.ends_with({"per", "step", "time"}) ||
-      k.ends_with({"step", "time"})) {
+  if (k.ends_with({W::time, W::per, W::iteration, W::ms}) ||
+      k.ends_with({W::per, W::step, W::time}) || k.ends_with({W::step, W::time})) {
     return "step_time";
   }
-  if (k.ends_with({"iteration"}) || k.ends_with({"iter"}) || k.ends_with({"step"}) ||
-      k.ends_with({"num", "updates"})) {
+  if (k.ends_with({W::iteration}) || k.ends_with({W::iter}) || k.ends_with({W::step}) ||
+      k.ends_with({W::num, W::updates})) {
     return "step";
   }
-  if (k.ends_with({"grad", "norm"}) || k.ends_with({"gnorm"}) || k.ends_with({"global", "norm"}) ||
-      k.ends_with({"total", "norm"}) || (k.size() == 1 && k.ends_with({"norm"}))) {
+  if (k.ends_with({W::grad, W::norm}) || k.ends_with({W::gnorm}) ||
+      k.ends_with({W::global, W::norm}) || k.ends_with({W::total, W::norm}) ||
+      (k.size() == 1 && k.ends_with({W::norm}))) {
     return "grad_norm";
   }
-  for (std::string_view other :
-       {"scale"sv, "scaler"sv, "valid"sv, "val"sv, "eval"sv, "test"sv, "nll"sv}) {
+  for (Word other : {W::scale, W::scaler, W::valid, W::val, W::eval, W::test, W::nll}) {
     if (k.has(other)) return {};
   }
   // lm loss, train_loss, Training Loss; loss_net, loss total (a short key led by "loss"); a
   // camel-case compound that ends the word in "Loss" (IDLoss, CELoss, TotalLoss).
-  if (iequals(k.last(), "loss") || (k.size() <= 2 && iequals(k.word(0), "loss")) ||
+  if (k.last_id() == W::loss || (k.size() <= 2 && k.first_id() == W::loss) ||
       camel_loss(k.last())) {
     return "loss";
   }
@@ -161,12 +302,16 @@ Token next_token(std::string_view line, size_t& i) {
     }
     return {number, true};
   }
-  while (i < n && (is_alpha(line[i]) || is_digit(line[i]))) ++i;
+  while (i < n && (char_class(line[i]) & (kAlpha | kDigit)) != 0) ++i;
   std::string_view word = line.substr(begin, i - begin);
+  // Only words led by n, i, t or f may be values: the others are keys, without a second look.
+  const size_t sign = begin < i && (word[0] == '-' || word[0] == '+') ? 1 : 0;
+  if (word.size() <= sign) return {word, false};
+  const char lead = lower(word[sign]);
+  if (lead != 'n' && lead != 'i' && lead != 't' && lead != 'f') return {word, false};
   // A progress bar redrawn with '\r' runs into the next output: Keras's "- loss: nanEpoch
   // 1/1000". A value word followed by a capital letter ends before it.
   for (std::string_view v : {"nan"sv, "inf"sv}) {
-    const size_t sign = word.size() > 0 && (word[0] == '-' || word[0] == '+') ? 1 : 0;
     const size_t end = sign + v.size();
     if (word.size() > end && iequals(word.substr(sign, v.size()), v) && word[end] >= 'A' &&
         word[end] <= 'Z') {
@@ -196,15 +341,18 @@ void read_step_fields(std::string_view line, StepFields& out) {
   const size_t n = line.size();
   for (size_t i = 0; i < n;) {
     const char c = line[i];
-    if (is_boundary(c) || (c == '.' && (i + 1 == n || line[i + 1] == ' ')) || c == '!') {
+    const uint8_t cls = char_class(c);
+    if (cls == 0) {
+      if (c == '!') key.clear();
+      ++i;  // blanks, quotes, brackets, ':' and '=' separate tokens
+      continue;
+    }
+    if (cls == kBoundary || (c == '.' && (i + 1 == n || line[i + 1] == ' '))) {
       key.clear();  // "Skipping step. Attempted loss scale: 16": the key starts after the '.'
       ++i;
       continue;
     }
-    if (!is_alpha(c) && !is_digit(c) && !((c == '-' || c == '+' || c == '.') && i + 1 < n)) {
-      ++i;  // blanks, quotes, brackets, ':' and '=' separate tokens
-      continue;
-    }
+    if (cls == kSignOrDot && i + 1 == n) break;  // a sign or dot that ends the line
     const size_t at = i;
     Token t = next_token(line, i);
     if (i == at) ++i;                                                        // a lone dot
@@ -213,10 +361,10 @@ void read_step_fields(std::string_view line, StepFields& out) {
       // PyTorch prints a tensor's value as "tensor(nan, device='cuda:1', grad_fn=...)": the
       // value is inside, and the word is no part of the key.
       if (iequals(t.text, "tensor") && i < n && line[i] == '(') continue;
-      if (iequals(t.text, "overflow")) overflow_word = t.text;
-      if (iequals(t.text, "reducing")) reducing_word = t.text;
       if (t.text.size() >= 4 && iequals(t.text.substr(0, 4), "skip")) skipping = true;
       key.add(t.text);
+      if (key.last_id() == Word::overflow) overflow_word = t.text;
+      if (key.last_id() == Word::reducing) reducing_word = t.text;
       continue;
     }
     // "100/3995" and "5426/  250000": the value is the first number; the total is skipped.
@@ -232,7 +380,7 @@ void read_step_fields(std::string_view line, StepFields& out) {
     }
     // "... scale from 8.0 to 4.0": the value after "to" is the scale it went to.
     const std::string_view name =
-        key.size() == 1 && iequals(key.last(), "to") && last_name == "scale_from"
+        key.size() == 1 && key.last_id() == Word::to && last_name == "scale_from"
             ? std::string_view("scale")
             : canonical(key);
     last_name = name;

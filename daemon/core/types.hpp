@@ -155,8 +155,10 @@ struct Finding {
   // as a fault itself; `fields` holds its captures.
   bool detector_input = false;
   // The other detector rules the same line fed with the same device, code and fields (a step
-  // line feeds several): one input per line, each rule with its own level.
-  std::vector<std::pair<std::string, FaultLevel>> more_detectors;
+  // line feeds several): one input per line, each rule with its own level. The ids view the
+  // rule set that scanned the line (no copy per line); the Matcher hands the input to the
+  // detectors before that rule set can be replaced, and they drop the list at once.
+  std::vector<std::pair<std::string_view, FaultLevel>> more_detectors;
 };
 inline constexpr size_t kMaxEvidenceBytes = 4096;
 

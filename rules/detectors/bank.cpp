@@ -60,7 +60,7 @@ DetectorBank::DetectorBank(size_t max_series) : max_series_(std::max<size_t>(max
 DetectorBank::~DetectorBank() = default;
 
 void DetectorBank::configure(const std::vector<std::pair<std::string, DetectorSpec>>& rules) {
-  std::unordered_map<std::string, DetectorSpec> next(rules.begin(), rules.end());
+  Specs next(rules.begin(), rules.end());
   for (auto it = series_.begin(); it != series_.end();) {
     const auto old_spec = specs_.find(it->second->rule);
     const auto new_spec = next.find(it->second->rule);
@@ -76,7 +76,8 @@ void DetectorBank::configure(const std::vector<std::pair<std::string, DetectorSp
   if (specs_.empty()) labels_.clear();
 }
 
-DetectorBank::Series& DetectorBank::series_for(const std::string& key, const std::string& rule) {
+DetectorBank::Series& DetectorBank::series_for(const std::string& key, std::string_view rule,
+                                               const DetectorSpec& spec) {
   if (auto it = series_.find(key); it != series_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second->lru);
     return *it->second;
@@ -88,32 +89,50 @@ DetectorBank::Series& DetectorBank::series_for(const std::string& key, const std
   }
   auto s = std::make_unique<Series>();
   s->rule = rule;
-  s->detector = detect::make_detector(specs_.at(rule));
+  s->detector = detect::make_detector(spec);
   lru_.push_front(key);
   s->lru = lru_.begin();
   return *series_.emplace(key, std::move(s)).first->second;
 }
 
+// What a match says that every rule it feeds reads the same way: read once per line.
+struct DetectorBank::MatchFacts {
+  std::string_view rank;    // a valid rank id, or empty
+  std::string_view stream;  // the job, else the file: which run the series follows
+  std::optional<int64_t> step;
+  std::string counted;  // the labels key (device, rank) this match was last counted under
+};
+
+DetectorBank::MatchFacts DetectorBank::facts_of(const Finding& match) {
+  MatchFacts facts;
+  if (auto r = field(match, "rank"); r && !r->empty()) {
+    if (is_valid_device_id(*r)) {
+      facts.rank = *r;
+    } else {
+      ++counters_.refused_ranks;
+    }
+  }
+  const auto job = field(match, "job");
+  facts.stream = job && !job->empty() ? *job : std::string_view(match.file);
+  facts.step = step_of(match);
+  return facts;
+}
+
 std::optional<Finding> DetectorBank::observe(const Finding& match, TimePoint now) {
-  return observe_rule(std::make_shared<const Finding>(match), match.rule, match.level, now);
+  const auto shared = std::make_shared<const Finding>(match);
+  MatchFacts facts = facts_of(*shared);
+  return observe_rule(shared, facts, match.rule, match.level, now);
 }
 
 std::optional<Finding> DetectorBank::observe_rule(const std::shared_ptr<const Finding>& shared,
-                                                  const std::string& rule, FaultLevel level,
-                                                  TimePoint now) {
+                                                  MatchFacts& facts, std::string_view rule,
+                                                  FaultLevel level, TimePoint now) {
   const auto spec_it = specs_.find(rule);
   if (spec_it == specs_.end()) return std::nullopt;
   const DetectorSpec& spec = spec_it->second;
   const Finding& match = *shared;
 
-  std::string_view rank;
-  if (auto r = field(match, "rank"); r && !r->empty()) {
-    if (is_valid_device_id(*r)) {
-      rank = *r;
-    } else {
-      ++counters_.refused_ranks;
-    }
-  }
+  const std::string_view rank = facts.rank;
   std::string_view device = match.device;
   if (device.empty() && !rank.empty()) {
     if (spec.rank_identity) {
@@ -122,21 +141,20 @@ std::optional<Finding> DetectorBank::observe_rule(const std::shared_ptr<const Fi
       device = it->second;
     }
   }
-  const auto job = field(match, "job");
   key_.assign(rule);
   key_ += '\x1f';
   if (!spec.per_device || device.empty()) {
-    key_.append(job && !job->empty() ? *job : std::string_view(match.file));
+    key_.append(facts.stream);
     key_ += '\x1f';
     key_ += rank;
   }
   key_ += '\x1f';
   key_ += device;
 
-  Series& s = series_for(key_, rule);
+  Series& s = series_for(key_, rule, spec);
   s.device.assign(device);
   s.rank.assign(spec.per_device ? std::string_view() : rank);
-  const auto step = step_of(match);
+  const std::optional<int64_t> step = facts.step;
   if (step && s.last_step && *step < *s.last_step && !spec.per_device) {
     // The step went back: a new run (or a resume from a checkpoint) in the same series.
     s.detector = detect::make_detector(spec);
@@ -149,7 +167,7 @@ std::optional<Finding> DetectorBank::observe_rule(const std::shared_ptr<const Fi
   s.level = level;
 
   detect::Sample sample{now, step.value_or(s.ordinal), step.has_value(), &match.fields};
-  count_numbers(match, s.device, std::string(rank), sample, step.has_value(), now);
+  count_numbers(match, facts, s.device, rank, sample, now);
   auto v = s.detector->observe(sample);
   if (!v) return std::nullopt;
   return verdict(s, *v, now);
@@ -169,11 +187,17 @@ void DetectorBank::apply(std::vector<Finding>& findings) {
       out.push_back(std::move(f));
       continue;
     }
+    // The rules it feeds view the rule set that scanned it: read now, never kept.
+    const auto feeds = std::move(f.more_detectors);
+    f.more_detectors.clear();
     const auto match = std::make_shared<const Finding>(std::move(f));
     const TimePoint at = match->time;
-    if (auto v = observe_rule(match, match->rule, match->level, at)) out.push_back(std::move(*v));
-    for (const auto& [rule, level] : match->more_detectors) {
-      if (auto v = observe_rule(match, rule, level, at)) out.push_back(std::move(*v));
+    MatchFacts facts = facts_of(*match);
+    if (auto v = observe_rule(match, facts, match->rule, match->level, at)) {
+      out.push_back(std::move(*v));
+    }
+    for (const auto& [rule, level] : feeds) {
+      if (auto v = observe_rule(match, facts, rule, level, at)) out.push_back(std::move(*v));
     }
   }
   findings.swap(out);
@@ -233,13 +257,16 @@ std::optional<Finding> DetectorBank::verdict(Series& s, const detect::Verdict& v
   return f;
 }
 
-void DetectorBank::count_numbers(const Finding& match, const std::string& device,
-                                 const std::string& rank, const detect::Sample& sample,
-                                 bool has_step, TimePoint now) {
+void DetectorBank::count_numbers(const Finding& match, MatchFacts& facts, std::string_view device,
+                                 std::string_view rank, const detect::Sample& sample,
+                                 TimePoint now) {
   if (device.empty() && rank.empty()) return;
   key_.assign(device);
   key_ += '\x1f';
   key_ += rank;
+  // The rules a line feeds mostly name the same (device, rank): counted once.
+  if (key_ == facts.counted) return;
+  facts.counted = key_;
   const std::string& key = key_;
   auto it = labels_.find(key);
   if (it == labels_.end()) {
@@ -261,7 +288,7 @@ void DetectorBank::count_numbers(const Finding& match, const std::string& device
     at = {match.file, match.offset};
     return true;
   };
-  if (has_step && (!l.stats.last_step || sample.pos != *l.stats.last_step)) {
+  if (sample.has_step && (!l.stats.last_step || sample.pos != *l.stats.last_step)) {
     l.stats.last_step = sample.pos;
     l.stats.last_step_time = now;
   }

@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -50,7 +51,7 @@ class DetectorBank {
   void configure(const RuleSet& rules) { configure(rules.detectors()); }
   // Some detector rule is loaded: only then does the app need a tick timer.
   bool active() const { return !specs_.empty(); }
-  bool handles(const std::string& rule) const { return specs_.count(rule) != 0; }
+  bool handles(std::string_view rule) const { return specs_.find(rule) != specs_.end(); }
 
   // A match of a detector rule (Finding::detector_input, with its fields), for its own rule
   // (not its more_detectors). Returns the verdict it completes, if any. Matches of rules the
@@ -85,16 +86,25 @@ class DetectorBank {
  private:
   struct Series;
   struct Labels;
-  Series& series_for(const std::string& key, const std::string& rule);
+  struct MatchFacts;
+  Series& series_for(const std::string& key, std::string_view rule, const DetectorSpec& spec);
+  MatchFacts facts_of(const Finding& match);
   // `match` observed by one of the rules it feeds.
   std::optional<Finding> observe_rule(const std::shared_ptr<const Finding>& match,
-                                      const std::string& rule, FaultLevel level, TimePoint now);
+                                      MatchFacts& facts, std::string_view rule, FaultLevel level,
+                                      TimePoint now);
   std::optional<Finding> verdict(Series& s, const detect::Verdict& v, TimePoint now);
-  void count_numbers(const Finding& match, const std::string& device, const std::string& rank,
-                     const detect::Sample& sample, bool has_step, TimePoint now);
+  void count_numbers(const Finding& match, MatchFacts& facts, std::string_view device,
+                     std::string_view rank, const detect::Sample& sample, TimePoint now);
 
   size_t max_series_;
-  std::unordered_map<std::string, DetectorSpec> specs_;
+  // Looked up by the views a detector input carries (Finding::more_detectors): no copy.
+  struct IdHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+  };
+  using Specs = std::unordered_map<std::string, DetectorSpec, IdHash, std::equal_to<>>;
+  Specs specs_;
   std::list<std::string> lru_;  // most recently used first
   std::unordered_map<std::string, std::unique_ptr<Series>> series_;
   std::unordered_map<std::string, std::unique_ptr<Labels>> labels_;
