@@ -347,6 +347,7 @@ bool LiteralSet::short_literal_at(const unsigned char* s, size_t n, size_t at) c
   for (const auto& [id, offset] : short_at_) {
     const std::string& lit = literals_[id];
     if (at >= offset && at - offset + lit.size() <= n &&
+        s[at - offset] == static_cast<uint8_t>(lit[0]) &&
         std::memcmp(s + at - offset, lit.data(), lit.size()) == 0) {
       return true;
     }
@@ -489,26 +490,24 @@ struct IdSink {
 };
 }  // namespace
 
-// Every pass over `text` (one per kProbesPerPass probes); the last bytes, which the vectors
-// leave, one position at a time. Returns nothing: the sink has it all.
+// Every pass over `text` (one per kProbesPerPass probes); then the last bytes, which the vectors
+// of some pass left, one position at a time for every probe.
 template <size_t kWidth, typename Sink>
 [[gnu::always_inline]] inline void LiteralSet::short_passes(std::string_view text,
                                                             Sink& sink) const {
+  size_t tail = text.size();  // where the first pass to stop its vectors stopped
   for (size_t first = 0; first < probes_.size(); first += kProbesPerPass) {
     const size_t count = std::min(kProbesPerPass, probes_.size() - first);
     Sink pass = sink;  // a pass of its own: a line sink's floor starts over
-    const size_t stop = any_wild_ ? short_pass<kWidth, true>(text, first, count, pass)
-                                  : short_pass<kWidth, false>(text, first, count, pass);
-    // The last bytes, one position at a time, for this pass's probes only: every probe is
-    // compared there whichever pass it is in, so once is enough.
-    if (first + kProbesPerPass >= probes_.size()) {
-      for (size_t i = stop; i < text.size(); ++i) {
-        if (!probe_at(text, i)) continue;
-        if (const size_t resume = pass.found(text, i); resume != 0) {
-          if (resume >= text.size()) break;
-          i = resume - 1;
-        }
-      }
+    tail = std::min(tail, any_wild_ ? short_pass<kWidth, true>(text, first, count, pass)
+                                    : short_pass<kWidth, false>(text, first, count, pass));
+  }
+  Sink last = sink;
+  for (size_t i = tail; i < text.size(); ++i) {
+    if (!probe_at(text, i)) continue;
+    if (const size_t resume = last.found(text, i); resume != 0) {
+      if (resume >= text.size()) break;
+      i = resume - 1;
     }
   }
 }
@@ -569,6 +568,7 @@ void LiteralSet::short_literal_ids_at(const unsigned char* s, size_t n, size_t a
   for (const auto& [id, offset] : short_at_) {
     const std::string& lit = literals_[id];
     if (at >= offset && at - offset + lit.size() <= n &&
+        s[at - offset] == static_cast<uint8_t>(lit[0]) &&
         std::memcmp(s + at - offset, lit.data(), lit.size()) == 0) {
       ids.push_back(id);
     }

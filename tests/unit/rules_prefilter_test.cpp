@@ -112,9 +112,9 @@ TEST_CASE("prefilter: short literals are found whatever bytes fold onto their pr
   // literals (which join the short pass when one runs) and long lines for the vector path.
   std::mt19937 rng(7);
   const std::string bytes = std::string("aAbB:_\x1a\x7f") + "\n";
-  for (int round = 0; round < 200; ++round) {
+  for (int round = 0; round < 600; ++round) {
     std::vector<std::string> literals;
-    const int count = 1 + static_cast<int>(rng() % 24);
+    const int count = 1 + static_cast<int>(rng() % 40);
     for (int i = 0; i < count; ++i) {
       literals.push_back(random_text(rng, bytes.substr(0, 8), 1 + rng() % 12));
     }
@@ -123,7 +123,8 @@ TEST_CASE("prefilter: short literals are found whatever bytes fold onto their pr
     const LiteralSet set(literals);
     INFO("round " << round);
     REQUIRE(set.candidate_lines(text) == naive_lines(literals, text));
-    const std::string line = random_text(rng, bytes.substr(0, 8), rng() % 80);
+    // Lines as long as a step line's: several vector steps, then the last bytes alone.
+    const std::string line = random_text(rng, bytes.substr(0, 8), rng() % 400);
     REQUIRE(matched(set, line) == naive_matches(literals, line));
   }
 }
