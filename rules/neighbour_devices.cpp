@@ -76,14 +76,14 @@ class ChunkLines {
     return nl == nullptr ? 0 : static_cast<size_t>(static_cast<const char*>(nl) - data_.data()) + 1;
   }
   bool has_line_at(size_t start) const { return start < data_.size(); }
+  std::string_view text_at(size_t start) const {
+    return data_.substr(start, end_of(start) - start);
+  }
 
   const NeighbourDevices::LineFacts& facts(size_t start) {
     auto it = cache_.find(start);
     if (it == cache_.end()) {
-      it = cache_
-               .emplace(start,
-                        NeighbourDevices::facts_of(data_.substr(start, end_of(start) - start)))
-               .first;
+      it = cache_.emplace(start, NeighbourDevices::facts_of(text_at(start))).first;
     }
     return it->second;
   }
@@ -175,7 +175,9 @@ void NeighbourDevices::settle_wanted(const Chunk& chunk, TimePoint now, std::vec
         } else if (continues && d - 1 - (f.line - chunk.first_line) < file.tail.size()) {
           // Before the chunk: the tail, newest last.
           const size_t back = static_cast<size_t>(d - (f.line - chunk.first_line));
-          facts = &file.tail[file.tail.size() - back];
+          auto& line = file.tail[file.tail.size() - back];
+          if (!line.facts) line.facts = facts_of(line.text);
+          facts = &*line.facts;
         } else {
           break;
         }
@@ -230,7 +232,16 @@ void NeighbourDevices::settle_wanted(const Chunk& chunk, TimePoint now, std::vec
     }
   }
   if (last.size() >= kLines) file.tail.clear();
-  for (auto it = last.rbegin(); it != last.rend(); ++it) file.tail.push_back(lines.facts(*it));
+  for (auto it = last.rbegin(); it != last.rend(); ++it) {
+    // Kept as text, parsed if a later finding looks back; a long line is parsed now, so the
+    // tails of kMaxFiles files hold at most kLines * kMaxTailText bytes each.
+    const std::string_view text = lines.text_at(*it);
+    if (text.size() <= kMaxTailText) {
+      file.tail.push_back({std::string(text), std::nullopt});
+    } else {
+      file.tail.push_back({std::string(), lines.facts(*it)});
+    }
+  }
   while (file.tail.size() > kLines) file.tail.pop_front();
   file.next_line = chunk.end_line + 1;
   count_held();

@@ -38,7 +38,9 @@ namespace faultd {
 
 class NeighbourDevices {
  public:
-  static constexpr uint64_t kLines = 8;
+  // A GE exception dump (AIC_INFO) is 13 lines before the line naming its device.
+  static constexpr uint64_t kLines = 16;
+  static constexpr size_t kMaxTailText = 1024;
   static constexpr size_t kMaxFiles = 64;
   static constexpr size_t kMaxHeld = 256;
   static constexpr Duration kHoldFor = std::chrono::seconds(2);
@@ -95,9 +97,15 @@ class NeighbourDevices {
     bool settled = false;
   };
   struct File {
-    std::deque<LineFacts> tail;  // the file's last lines read (at most kLines), oldest first
-    uint64_t next_line = 0;      // the number of the line after the tail
-    std::vector<Held> held;      // in line order
+    // The file's last lines read (at most kLines), oldest first; each parsed only when a
+    // finding looks back on it (most reads have no finding that does).
+    struct TailLine {
+      std::string text;
+      std::optional<LineFacts> facts;
+    };
+    std::deque<TailLine> tail;
+    uint64_t next_line = 0;  // the number of the line after the tail
+    std::vector<Held> held;  // in line order
     uint64_t last_used = 0;
   };
   using Key = std::tuple<std::string, uint64_t, uint64_t, std::string>;

@@ -85,21 +85,27 @@ TEST_CASE("neighbours: the device of a line after the fault line, in the same pr
   CHECK(described(feed(lines)) == Strings{"link@1 device=2 from=context"});
 }
 
-TEST_CASE("neighbours: the nearest line wins, a tie goes to the earlier line, 8 lines at most",
+TEST_CASE("neighbours: the nearest line wins, a tie goes to the earlier line, kLines at most",
           "[rules][neighbours]") {
   Strings lines = {"x device_id=5", "y", "LINK_TIMEOUT", "z", "w device_id=6"};
   CHECK(described(feed(lines)) == Strings{"link@3 device=5 from=context"});
   lines = {"x device_id=5", "y", "LINK_TIMEOUT", "w device_id=6"};
   CHECK(described(feed(lines)) == Strings{"link@3 device=6 from=context"});
 
+  // A GE exception dump runs 13 lines (tests/corpus: the AIC_INFO block before TsdClient's
+  // deviceId): kLines covers it.
+  static_assert(NeighbourDevices::kLines == 16);
+  const int n = static_cast<int>(NeighbourDevices::kLines);
   Strings far = {"x device_id=5"};
-  for (int i = 0; i < 8; ++i) far.push_back("filler");
-  far.push_back("LINK_TIMEOUT");  // 9 lines after the device
-  for (int i = 0; i < 8; ++i) far.push_back("filler");
-  far.push_back("w device_id=6");  // 9 lines after the fault
-  CHECK(described(feed(far)) == Strings{"link@10 device= from="});
-  far.erase(far.begin() + 1);  // now 8 lines before
-  CHECK(described(feed(far)) == Strings{"link@9 device=5 from=context"});
+  for (int i = 0; i < n; ++i) far.push_back("filler");
+  far.push_back("LINK_TIMEOUT");  // kLines + 1 lines after the device
+  for (int i = 0; i < n; ++i) far.push_back("filler");
+  far.push_back("w device_id=6");  // kLines + 1 lines after the fault
+  const std::string at = "link@" + std::to_string(n + 2);
+  CHECK(described(feed(far)) == Strings{at + " device= from="});
+  far.erase(far.begin() + 1);  // now kLines lines before
+  CHECK(described(feed(far)) ==
+        Strings{"link@" + std::to_string(n + 1) + " device=5 from=context"});
 }
 
 TEST_CASE("neighbours: another process, another rank or an invalid id gives nothing",
@@ -168,6 +174,17 @@ TEST_CASE("neighbours: the same answers whatever the reads, in line order", "[ru
     for (size_t c = every; c < lines.size(); c += every) cuts.push_back(c);
     INFO("a read every " << every << " lines");
     CHECK(described(feed(lines, cuts)) == whole);
+  }
+}
+
+TEST_CASE("neighbours: a long line kept from an earlier read still gives its device",
+          "[rules][neighbours]") {
+  // Lines up to kMaxTailText are kept as text and parsed when looked back on; a longer one is
+  // parsed when read. Either way the next read's finding gets the device.
+  for (size_t size : {size_t{10}, NeighbourDevices::kMaxTailText + 100}) {
+    const Strings lines = {std::string(size, 'x') + " device_id=4", "LINK_TIMEOUT"};
+    INFO("a line of " << size << " bytes");
+    CHECK(described(feed(lines, {1})) == Strings{"link@2 device=4 from=context"});
   }
 }
 
