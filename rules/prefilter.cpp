@@ -513,36 +513,35 @@ template <size_t kWidth, typename Sink>
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <typename Sink>
 [[gnu::target("avx2")]] void LiteralSet::short_passes_avx2(std::string_view text,
-                                                           std::vector<size_t>& lines) const {
-  LineSink sink{*this, lines};
+                                                           Sink& sink) const {
   short_passes<32>(text, sink);
 }
-[[gnu::target("avx2")]] void LiteralSet::short_ids_avx2(std::string_view line,
-                                                        std::vector<uint32_t>& ids) const {
-  IdSink sink{*this, ids};
-  short_passes<32>(line, sink);
-}
-#endif
 
 namespace {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 bool has_avx2() {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   return avx2;
 }
-#endif
 }  // namespace
+#endif
 
-void LiteralSet::scan_short(std::string_view text, std::vector<size_t>& lines) const {
+// The passes with the widest vectors this CPU has (checked at run time on x86-64).
+template <typename Sink>
+void LiteralSet::run_short(std::string_view text, Sink& sink) const {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if (has_avx2()) {
-    short_passes_avx2(text, lines);
+    short_passes_avx2(text, sink);
     return;
   }
 #endif
-  LineSink sink{*this, lines};
   short_passes<16>(text, sink);
+}
+
+void LiteralSet::scan_short(std::string_view text, std::vector<size_t>& lines) const {
+  LineSink sink{*this, lines};
+  run_short(text, sink);
 }
 
 void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) const {
@@ -551,16 +550,10 @@ void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) cons
     return true;
   });
   if (short_.empty()) return;
-    // The short pass of candidate_lines, every occurrence this time: a candidate line is most
-    // often one of a step's, where "loss", "scale", "norm:" ... are many.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (has_avx2()) {
-    short_ids_avx2(line, out);
-    return;
-  }
-#endif
+  // The short pass of candidate_lines, every occurrence this time: a candidate line is most
+  // often one of a step's, where "loss", "scale", "norm:" ... are many.
   IdSink sink{*this, out};
-  short_passes<16>(line, sink);
+  run_short(line, sink);
 }
 
 void LiteralSet::short_literal_ids_at(const unsigned char* s, size_t n, size_t at,

@@ -86,8 +86,10 @@ class LiteralSet {
   size_t short_pass(std::string_view text, size_t first, size_t count, Sink& sink) const;
   template <size_t kWidth, typename Sink>
   void short_passes(std::string_view text, Sink& sink) const;
-  void short_passes_avx2(std::string_view text, std::vector<size_t>& lines) const;
-  void short_ids_avx2(std::string_view line, std::vector<uint32_t>& ids) const;
+  template <typename Sink>
+  void short_passes_avx2(std::string_view text, Sink& sink) const;
+  template <typename Sink>
+  void run_short(std::string_view text, Sink& sink) const;
   bool probe_at(std::string_view text, size_t at) const;
 
  public:

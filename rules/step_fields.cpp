@@ -78,6 +78,15 @@ enum class Word : uint8_t {
   nll
 };
 
+// Bytes [from, to) of `text`, lower-cased, as one integer (at most eight of them).
+constexpr uint64_t packed(std::string_view text, size_t from, size_t to) {
+  uint64_t v = 0;
+  for (size_t i = from; i < std::min(to, text.size()); ++i) {
+    v = v << 8 | static_cast<uint8_t>(lower(text[i]));
+  }
+  return v;
+}
+
 // The word's id, whatever its case; Word::other for any word no key form uses. Words are
 // compared as lower-case integers, among those of the same length only.
 Word classify(std::string_view w) {
@@ -134,14 +143,7 @@ Word classify(std::string_view w) {
   }());
   if (w.size() < kShortest || w.size() > kLongest) return Word::other;
   // The first eight letters and the rest as integers: no memcmp per candidate.
-  constexpr auto packed = [](std::string_view text, size_t from, size_t to) {
-    uint64_t v = 0;
-    for (size_t i = from; i < std::min(to, text.size()); ++i) {
-      v = v << 8 | static_cast<uint8_t>(lower(text[i]));
-    }
-    return v;
-  };
-  static constexpr auto kPacked = [&] {
+  static constexpr auto kPacked = [] {
     std::array<std::pair<uint64_t, uint64_t>, std::size(kWords)> table{};
     for (size_t i = 0; i < table.size(); ++i) {
       table[i] = {packed(kWords[i].text, 0, 8), packed(kWords[i].text, 8, kLongest)};
