@@ -441,6 +441,11 @@ std::string_view line_device(std::string_view line) {
   if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), bus, &dev)) {
     return {dev.data(), dev.size()};
   }
+  // TensorFlow's and XLA's allocator of a GPU: "Allocator (GPU_0_bfc) ran out of memory".
+  static const RE2 allocator(R"(\bGPU_(\d{1,4})_bfc\b)");
+  if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), allocator, &dev)) {
+    return {dev.data(), dev.size()};
+  }
   static const RE2 re(
       R"((?:\b(?:[Dd]evice[_ ]?[Ii][Dd]|[Dd]ev_?[Ii][Dd])(?:\s*[=:]\s*|\[|-|\s+)|\bcudaDev\s|\bdevice\s+ordinal\s+|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\bDevice(?::\s*|\s)|\bdevice(?:\s+is)?\s+|\(device=|\bNPU\s|\bchipId:|\bGPU[\s=:]|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.:]|\.(?:\D|$)|:(?:[^\dA-Fa-f]|$)|$))");
   re2::StringPiece subs[2];

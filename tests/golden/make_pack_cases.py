@@ -2055,3 +2055,91 @@ write_case("ascend-lccl-init", "training", "/var/log/training/job-18/worker_3.lo
     note="""
 ATB's LCCL failing to set up its communicator, quoted from a public issue thread (xLLM-AI/xllm#215): the
 runner's line names its device, the failure line after it (same process) takes it.""")
+
+write_case("nvidia-nccl-ib-verbs", "training", "/var/log/training/job-19/rank-5.log", None,
+    [
+        none("host-01:2741:2790 [5] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>"),
+        ('[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx_x:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:xxx.xx.xx.xx, remote GID ::ffff:xxx.xx.xxx.xx',
+         [("nvidia.nccl.ib-verbs-failure", "5", RBUS, "")]),
+    ],
+    note="""
+NCCL's IB verbs wrapper failing to move a queue pair to ready-to-receive, quoted from a public
+issue thread (NVIDIA/nccl#2013; tests/corpus/expected.tsv gives it; the [5] before NCCL WARN is
+the process's CUDA device). The INFO line before it is constructed: no failure.""")
+
+write_case("nvidia-nccl-blocking-wait", "training", "/var/log/training/job-20/rank-3.log", None,
+    [
+        none("[rank3]:[W1002 18:06:40.100000000 ProcessGroupNCCL.cpp:1250] Warning: TORCH_NCCL_BLOCKING_WAIT is enabled, the timeout of each collective is 600000 ms"),
+        ('[rank3]:[E1002 18:16:40.711756918 ProcessGroupNCCL.cpp:756] [Rank 3] Work WorkNCCL(SeqNum=2521, OpType=ALLREDUCE, NumelIn=160672064, NumelOut=160672064, Timeout(ms)=600000) timed out in blocking wait.',
+         [("nvidia.nccl.watchdog-timeout", "", RBUS, "")]),
+    ],
+    note="""
+PyTorch's blocking-wait form of a collective timeout, quoted from a public issue thread
+(huggingface/diffusers#12422; [Rank 3] is a rank). The notice before it is constructed.""")
+
+write_case("ascend-hccl-cluster-exception", "training", "/var/log/training/job-21/worker.log", None,
+    [
+        none('(RayWorkerWrapper pid=11394, ip=10.0.1.4) there are 8 abnormal device(s), only the first 3 devices are listed:                                                                                                                                                                          '),
+        ('(RayWorkerWrapper pid=11394, ip=10.0.1.4)       Cluster Exception Location[IP/ID]:[10.0.1.3/0], Arrival Time:[Thu Jun 12 09:37:34 2025], ExceptionType:[Stuck Occurred], Possible Reason:1.Host process is stuck, 2.Device task is stuck                                                ',
+         [("ascend.hccl.cluster-exception", "", RBUS, "")]),
+        ('(RayWorkerWrapper pid=11394, ip=10.0.1.4)       Cluster Exception Location[IP/ID]:[10.0.1.3/1], Arrival Time:[Thu Jun 12 09:37:34 2025], ExceptionType:[Stuck Occurred], Possible Reason:1.Host process is stuck, 2.Device task is stuck                                                ',
+         [("ascend.hccl.cluster-exception", "", RBUS, "")]),
+        ('(RayWorkerWrapper pid=11394, ip=10.0.1.4)       Cluster Exception Location[IP/ID]:[10.0.1.3/7], Arrival Time:[Thu Jun 12 09:37:34 2025], ExceptionType:[Stuck Occurred], Possible Reason:1.Host process is stuck, 2.Device task is stuck                                                ',
+         [("ascend.hccl.cluster-exception", "", RBUS, "")]),
+        none('(RayWorkerWrapper pid=11394, ip=10.0.1.4) ]. group information: [group:[group_name_59], user define information[Unspecified], rankSize[2], rankId[1].]'),
+    ],
+    note="""
+HCCL's cluster diagnosis behind a Ray worker prefix, quoted from a public issue thread
+(tests/corpus/expected.tsv gives it): each listed location is a finding without a device (the
+IP/ID names the abnormal device where it is); the header and the closing group line are none.""")
+
+write_case("nvidia-gpu-lost-words", "kernel", "/var/log/nvidia-smi.log", None,
+    [
+        ('Unable to determine the device handle for GPU 0000:C1:00.0: GPU is lost.  Reboot the system to recover this GPU',
+         [("nvidia.gpu.lost", "0000:C1:00", RNPU, "")]),
+        none("Unable to determine the device handle for GPU 0000:C2:00.0: Insufficient Permissions"),
+    ],
+    note="""
+nvidia-smi saying in words that a GPU is lost, quoted from a public issue thread
+(NVIDIA/k8s-device-plugin#231); the permission error after it is constructed: no lost GPU.""")
+
+write_case("nvidia-nvml-gpu-lost", "plog", "/var/log/kubelet/events.log", None,
+    [
+        none("Message:        Pod Allocate failed due to device plugin GetPreferredAllocation rpc failed with err: error creating nvml.Device 4: nvml: Insufficient Permissions"),
+        ('Message:        Pod Allocate failed due to device plugin GetPreferredAllocation rpc failed with err: rpc error: code = Unknown desc = Unable to retrieve list of available devices: error creating nvml.Device 5: nvml: GPU is lost, which is unexpected',
+         [("nvidia.gpu.lost", "5", RNPU, "")]),
+    ],
+    note="""
+NVML's Go binding naming a lost GPU in the kubelet's event, quoted from a public issue thread
+(kubernetes/kubernetes#97131): the device is the NVML index ("nvml.Device 5"). The permission
+error before it is constructed: no lost GPU.""")
+
+write_case("xla-allocator-oom", "training", "/var/log/training/job-22/train.log", None,
+    [
+        none('2022-08-05 10:00:26.833817: W external/org_tensorflow/tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out of memory trying to allocate 9.00MiB (rounded to 9437184)requested by op '),
+        none('2022-08-05 10:00:26.835182: W external/org_tensorflow/tensorflow/core/common_runtime/bfc_allocator.cc:491] *********************************************************************************x**************x***'),
+        ('2022-08-05 10:00:26.835281: E external/org_tensorflow/tensorflow/compiler/xla/pjrt/pjrt_stream_executor_client.cc:2130] Execution of replica 0 failed: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 9437184 bytes.',
+         [("nvidia.cuda.out-of-memory", "0", RBUS, "")]),
+    ],
+    note="""
+XLA's allocator of GPU 0 running out of memory, quoted from a public issue thread
+(google-research/l2p#20): the allocator's line names the device ("GPU_0_bfc"), the
+RESOURCE_EXHAUSTED line two lines later is the finding and takes it (replica 0 is no device).""")
+
+write_case("fault-record-json", "plog", "/var/log/faultd/kubectl-describe-cm.log", None,
+    [
+        ('[{"FaultDeviceList":[{"fault_type":"CardNetworkUnhealthy","npu_name":"Ascend910-0","fault_level":"PreSeparateNPU","fault_handling":"PreSeparateNPU","large_model_fault_level":"PreSeparateNPU","fault_code":"81078603"},{"fault_type":"CardUnhealthy","npu_name":"Ascend910-4","fault_level":"SeparateNPU","fault_handling":"SeparateNPU","large_model_fault_level":"SeparateNPU","fault_code":"A8028801,A4028801,80E18402,80E18401"}],"NodeName":"node133","UnhealthyNPU":["Ascend910-4"],"NetworkUnhealthyNPU":["Ascend910-0"],"NodeDEnable":true,"NodeHealthState":"CardUnhealthy","UpdateTime":1744182212}]',
+         [("ascend.fault-record.json", "0", "PreSeparateNPU", "")]),
+        none('[{"FaultDeviceList":[],"NodeName":"node133","UnhealthyNPU":[],"NetworkUnhealthyNPU":[],"NodeDEnable":true,"NodeHealthState":"Healthy","UpdateTime":1744182212}]'),
+        (r'{"DeviceInfo":{"DeviceList":{"huawei.com/Ascend910":"Ascend910-1,Ascend910-2","huawei.com/Ascend910-Fault":"[{\"fault_type\":\"CardUnhealthy\",\"npu_name\":\"Ascend910-2\",\"large_model_fault_level\":\"SeparateNPU\",\"fault_level\":\"SeparateNPU\",\"fault_handling\":\"SeparateNPU\",\"fault_code\":\"80E18402\"}]"},"UpdateTime":1744182212},"CheckCode":"0"}',
+         [("ascend.fault-record.json", "2", SEP, "")]),
+        (r'[{"fault_type":"CardUnhealthy","npu_name":"Ascend910-6","fault_level":"NotHandleFault","fault_code":"80C98009"}]',
+         [("ascend.fault-record.json", "6", NOT, "")]),
+    ],
+    note="""
+MindCluster's JSON fault records in text: the first line is Volcano's vcjob-fault-npu-cm as
+`kubectl describe cm` prints it (quoted from MindCluster's scheduling documentation,
+tests/corpus/expected.tsv gives it; two records, the first on the line wins); the others are
+constructed in the Device Plugin's DeviceInfoCfg shape (a fault list as a JSON string inside
+JSON: escaped quotes, another key between npu_name and fault_level) and a record whose own level
+is NotHandleFault (recorded, no alarm). The record with an empty fault list gives nothing.""")

@@ -144,6 +144,10 @@ TEST_CASE("device spellings and process ids on a line", "[rules][envelope]") {
   CHECK(line_device("Notify wait execute failed, device_id: 3") == "3");
   CHECK(line_device("remote deviceId[5] on serverId") == "5");
   CHECK(line_device("devId 1 localRank 1") == "1");
+  // XLA's allocator of a GPU; NVML's Go binding's index.
+  CHECK(line_device("Allocator (GPU_0_bfc) ran out of memory trying to allocate 9.00MiB") == "0");
+  CHECK(line_device("error creating nvml.Device 5: nvml: GPU is lost") == "5");
+  CHECK(line_device("CPU_0_bfc allocator").empty());
   CHECK(line_device("[devid-2] ts exception") == "2");
   CHECK(line_device("device(chipId:7) error") == "7");
   CHECK(line_device("CUDA out of memory. GPU 3 has a total capacity of 79.10 GiB") == "3");
