@@ -342,17 +342,20 @@ bool LiteralSet::probe_at(std::string_view text, size_t at) const {
   });
 }
 
+// Whether the short literal of `entry` lies in s[0, n) with its probe's trigram at `at`.
+bool LiteralSet::holds_short(const unsigned char* s, size_t n, size_t at,
+                             const ShortAt& entry) const {
+  const std::string& lit = literals_[entry.literal];
+  const size_t start = at - entry.offset;
+  return at >= entry.offset && start + lit.size() <= n &&
+         s[start] == static_cast<uint8_t>(lit[0]) &&
+         std::memcmp(s + start, lit.data(), lit.size()) == 0;
+}
+
 // Whether a short literal holds its probe's trigram at `at`.
 bool LiteralSet::short_literal_at(const unsigned char* s, size_t n, size_t at) const {
-  for (const auto& [id, offset] : short_at_) {
-    const std::string& lit = literals_[id];
-    if (at >= offset && at - offset + lit.size() <= n &&
-        s[at - offset] == static_cast<uint8_t>(lit[0]) &&
-        std::memcmp(s + at - offset, lit.data(), lit.size()) == 0) {
-      return true;
-    }
-  }
-  return false;
+  return std::any_of(short_at_.begin(), short_at_.end(),
+                     [&](const ShortAt& entry) { return holds_short(s, n, at, entry); });
 }
 
 namespace {
@@ -558,13 +561,8 @@ void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) cons
 
 void LiteralSet::short_literal_ids_at(const unsigned char* s, size_t n, size_t at,
                                       std::vector<uint32_t>& ids) const {
-  for (const auto& [id, offset] : short_at_) {
-    const std::string& lit = literals_[id];
-    if (at >= offset && at - offset + lit.size() <= n &&
-        s[at - offset] == static_cast<uint8_t>(lit[0]) &&
-        std::memcmp(s + at - offset, lit.data(), lit.size()) == 0) {
-      ids.push_back(id);
-    }
+  for (const ShortAt& entry : short_at_) {
+    if (holds_short(s, n, at, entry)) ids.push_back(entry.literal);
   }
 }
 

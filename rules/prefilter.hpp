@@ -113,6 +113,7 @@ class LiteralSet {
     uint32_t literal;
     uint32_t offset;  // where its probe's trigram starts in it
   };
+  bool holds_short(const unsigned char* s, size_t n, size_t at, const ShortAt& entry) const;
   std::vector<ShortProbe> probes_;
   std::vector<ShortAt> short_at_;
   bool any_wild_ = false;
