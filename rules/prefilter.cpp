@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "daemon/core/cpu_features.hpp"
+
 namespace faultd::rules {
 namespace {
 constexpr size_t kMaxWindow = 255;  // shifts are stored in a byte
@@ -394,9 +396,9 @@ struct Vectors<32> {
 // positions at a time, with plain GCC/Clang vectors (SSE2 on x86-64, NEON on aarch64; AVX2 where
 // scan_short finds it at run time), three loads shared by every probe and three compares per
 // probe. `kWild`: some probe (a literal under three bytes) accepts any byte where it has none.
-// Appends the lines found (ascending) and returns where the vectors stopped: the last bytes
-// are the caller's. The vectors never cross a function boundary (their ABI depends on the
-// target), hence one body.
+// Appends the lines found (ascending) and returns where the vectors stopped: the last two
+// positions (all of a text shorter than one step) are the caller's. The vectors never cross a
+// function boundary (their ABI depends on the target), hence one body.
 template <size_t kWidth, bool kWild, typename Sink>
 [[gnu::always_inline]] inline size_t LiteralSet::short_pass(std::string_view text, size_t first,
                                                             size_t count, Sink& sink) const {
@@ -416,8 +418,22 @@ template <size_t kWidth, bool kWild, typename Sink>
   Bytes fold;
   std::memset(&fold, 0x20, sizeof fold);
   size_t i = 0;
+  // Hits before this position were reported already (the last window overlaps the one before).
+  size_t reported = 0;
+  bool last = false;
   using Unaligned = typename Vectors<kWidth>::Unaligned;
-  while (i + 2 * kWidth + 2 <= n) {
+  constexpr size_t kSpan = 2 * kWidth + 2;  // the bytes one step reads
+  for (;;) {
+    if (i + kSpan > n) {
+      // The last bytes: one more step over the window that ends the text, reporting only the
+      // positions from `i` on (a candidate line is often shorter than a few steps, and a byte at
+      // a time would cost as much as the steps before). What is left is the last two
+      // positions, where only a literal of under three bytes can start: the caller's.
+      if (last || n < kSpan || i + 2 >= n) break;
+      last = true;
+      reported = i;
+      i = n - kSpan;
+    }
     // Two vectors of positions side by side: each probe's bytes are loaded once for both.
     // (No helper function: a vector crossing a call changes its ABI with the target.)
     const Bytes low0 = reinterpret_cast<const Unaligned*>(s + i)->v | fold;
@@ -450,7 +466,7 @@ template <size_t kWidth, bool kWild, typename Sink>
     std::memcpy(hit, &low, kWidth);
     std::memcpy(hit + kWidth, &high, kWidth);
     size_t next = i + 2 * kWidth;
-    for (size_t j = 0; j < 2 * kWidth; ++j) {
+    for (size_t j = reported > i ? reported - i : 0; j < 2 * kWidth; ++j) {
       if (hit[j] == 0) continue;
       if (const size_t resume = sink.found(text, i + j); resume != 0) {
         next = resume;
@@ -515,26 +531,19 @@ template <size_t kWidth, typename Sink>
   }
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef FAULTD_X86_AVX2_DISPATCH
 template <typename Sink>
 [[gnu::target("avx2")]] void LiteralSet::short_passes_avx2(std::string_view text,
                                                            Sink& sink) const {
   short_passes<32>(text, sink);
 }
-
-namespace {
-bool has_avx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2;
-}
-}  // namespace
 #endif
 
 // The passes with the widest vectors this CPU has (checked at run time on x86-64).
 template <typename Sink>
 void LiteralSet::run_short(std::string_view text, Sink& sink) const {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (has_avx2()) {
+#ifdef FAULTD_X86_AVX2_DISPATCH
+  if (cpu_has_avx2()) {
     short_passes_avx2(text, sink);
     return;
   }

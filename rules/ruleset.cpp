@@ -584,8 +584,12 @@ class Scanner {
       if (std::all_of(step.begin(), step.end(), [](const auto& f) { return f.first == "step"; })) {
         return false;
       }
-      for (const auto& [name, value] : step) {
-        if (!field_captured(name)) captures_.emplace_back(name, value);
+      if (rule.re == nullptr) {
+        captures_.assign(step.begin(), step.end());  // the step fields are unique by name
+      } else {
+        for (const auto& [name, value] : step) {
+          if (!field_captured(name)) captures_.emplace_back(name, value);
+        }
       }
     }
     return true;
@@ -694,21 +698,8 @@ class Scanner {
       if (!d) device_from = nullptr;
       return d;
     };
-    std::string device;
-    if (!rule.device.expand(lookup, device)) {
-      device.clear();
-    } else if (!device.empty() && !is_valid_device_id(device)) {
-      ++stats_.device_refused;
-      device.clear();
-    }
-    std::string code;
-    if (!rule.code.empty() && rule.code.expand(lookup, code)) {
-      code = normalize_code(code);
-      if (!code.empty() && !is_valid_code(code)) {
-        ++stats_.code_refused;
-        code.clear();
-      }
-    }
+    std::string device, code;
+    expand_device_and_code(rule, line_number, lookup, device, code, device_from);
     const FaultLevel level = level_of(rule.spec, code, lookup);
     if (rule.spec.detect && joins_input(rule, device, code, level, line_number)) return;
     Finding f;
@@ -736,6 +727,53 @@ class Scanner {
     f.annotations = rule.spec.annotations;
     out_.push_back(std::move(f));
     ++stats_.findings;
+  }
+
+  // The finding's device and code from the rule's templates. A step line feeds several rules
+  // with the same templates and no regex of their own: their fields, and so what the templates
+  // expand to, are the same, and the first rule's expansion is reused for the others.
+  template <typename Lookup>
+  void expand_device_and_code(const CompiledRule& rule, uint64_t line_number, Lookup& lookup,
+                              std::string& device, std::string& code, const char*& device_from) {
+    Expanded& memo = expanded_;
+    const bool reusable = rule.re == nullptr;
+    if (reusable && memo.line == line_number && memo.step_fields == rule.spec.step_fields &&
+        *memo.device_template == rule.spec.device && *memo.code_template == rule.spec.code) {
+      device = memo.device;
+      code = memo.code;
+      device_from = memo.device_from;
+      stats_.device_refused += memo.device_refused;  // counted per finding, as expanded ones
+      stats_.code_refused += memo.code_refused;
+      return;
+    }
+    const uint64_t devices_refused = stats_.device_refused;
+    const uint64_t codes_refused = stats_.code_refused;
+    if (!rule.device.expand(lookup, device)) {
+      device.clear();
+    } else if (!device.empty() && !is_valid_device_id(device)) {
+      ++stats_.device_refused;
+      device.clear();
+    }
+    if (!rule.code.empty() && rule.code.expand(lookup, code)) {
+      code = normalize_code(code);
+      if (!code.empty() && !is_valid_code(code)) {
+        ++stats_.code_refused;
+        code.clear();
+      }
+    }
+    if (!reusable) {
+      memo.line = 0;
+      return;
+    }
+    memo = {line_number,
+            rule.spec.step_fields,
+            &rule.spec.device,
+            &rule.spec.code,
+            device,
+            code,
+            device_from,
+            stats_.device_refused - devices_refused,
+            stats_.code_refused - codes_refused};
   }
 
   // A detector input's fields: the captures, the path fields no capture names, and the
@@ -803,6 +841,18 @@ class Scanner {
   size_t last_input_ = SIZE_MAX;              // the last detector input this scan emitted, in out_
   bool last_input_captured_ = false;          // its rule had a regex (its fields may hold captures)
   std::vector<std::pair<std::string, std::string>> scratch_fields_;
+  // The last expansion of a rule without regex on this line (expand_device_and_code).
+  struct Expanded {
+    uint64_t line = 0;                             // 0: none
+    bool step_fields = false;                      // the rule's captures were the step fields
+    const std::string* device_template = nullptr;  // the rule's templates as written
+    const std::string* code_template = nullptr;
+    std::string device;
+    std::string code;
+    const char* device_from = nullptr;
+    uint64_t device_refused = 0;  // what the expansion counted
+    uint64_t code_refused = 0;
+  } expanded_;
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Counting the lines of a buffer without looking at them one by one. Every byte faultd reads is
 // counted (line numbers of findings, lines per source), so a byte-at-a-time loop here costs as
-// much as the whole rule prefilter; this one takes eight bytes per step, in portable C++ (no
-// intrinsics: the same code on x86-64 and aarch64).
+// much as the whole rule prefilter; this one compares 16 bytes at a time with plain GCC/Clang
+// vectors (SSE2 on x86-64, NEON on aarch64; 32 with AVX2 where the CPU has it), no intrinsics.
 //
 // Pure functions, no state: safe from any thread.
 #pragma once

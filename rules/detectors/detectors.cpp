@@ -19,7 +19,10 @@ std::string num(double v) {
 
 std::string seconds(Duration d) { return num(std::chrono::duration<double>(d).count()) + "s"; }
 
-double median(std::vector<double> v) {
+// The median of `values`, through `scratch` (a detector's own: a step line allocates nothing).
+double median(const std::deque<double>& values, std::vector<double>& scratch) {
+  std::vector<double>& v = scratch;
+  v.assign(values.begin(), values.end());
   if (v.empty()) return 0;
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
@@ -297,8 +300,7 @@ class Stall final : public Detector {
     if (!last_time_ || fired_) return std::nullopt;
     double limit = std::chrono::duration<double>(s_.stall_floor).count();
     if (intervals_.size() >= static_cast<size_t>(s_.min_intervals)) {
-      limit = std::max(
-          limit, s_.factor * median(std::vector<double>(intervals_.begin(), intervals_.end())));
+      limit = std::max(limit, s_.factor * median(intervals_, scratch_));
     }
     const double quiet = std::chrono::duration<double>(now - *last_time_).count();
     if (!(quiet > limit)) return std::nullopt;
@@ -313,6 +315,7 @@ class Stall final : public Detector {
   std::optional<int64_t> last_pos_;
   std::optional<TimePoint> last_time_;
   std::deque<double> intervals_;
+  std::vector<double> scratch_;
   bool fired_ = false;
 };
 
@@ -328,7 +331,7 @@ class SlowStep final : public Detector {
       remember(*t);
       return std::nullopt;
     }
-    const double base = median(std::vector<double>(normal_.begin(), normal_.end()));
+    const double base = median(normal_, scratch_);
     if (!(*t > s_.ratio * base)) {
       run_ = 0;
       fired_ = false;
@@ -352,6 +355,7 @@ class SlowStep final : public Detector {
   int64_t run_ = 0;
   bool fired_ = false;
   std::deque<double> normal_;
+  std::vector<double> scratch_;
 };
 
 }  // namespace
