@@ -75,7 +75,8 @@ enum class Word : uint8_t {
   val,
   eval,
   test,
-  nll
+  nll,
+  copula  // "is", "was", "are", "were": between a key and its value ("The grad norm is nan.")
 };
 
 // Bytes [from, to) of `text`, lower-cased, as one integer (at most eight of them).
@@ -98,12 +99,15 @@ Word classify(std::string_view w) {
   static constexpr Spelling kWords[] = {
       {"to", Word::to},
       {"ms", Word::ms},
+      {"is", Word::copula},
       {"nan", Word::nan},
       {"cur", Word::cur},
       {"per", Word::per},
       {"num", Word::num},
       {"val", Word::val},
       {"nll", Word::nll},
+      {"was", Word::copula},
+      {"are", Word::copula},
       {"loss", Word::loss},
       {"norm", Word::norm},
       {"iter", Word::iter},
@@ -114,6 +118,7 @@ Word classify(std::string_view w) {
       {"grad", Word::grad},
       {"eval", Word::eval},
       {"test", Word::test},
+      {"were", Word::copula},
       {"scale", Word::scale},
       {"gnorm", Word::gnorm},
       {"total", Word::total},
@@ -131,7 +136,7 @@ Word classify(std::string_view w) {
   };
   constexpr size_t kShortest = 2, kLongest = 10;
   // kFirst[n - kShortest]: the first word of length n; kFirst[n + 1 - kShortest] ends them.
-  static constexpr uint8_t kFirst[] = {0, 2, 8, 18, 22, 25, 27, 29, 31, 32};
+  static constexpr uint8_t kFirst[] = {0, 3, 11, 22, 26, 29, 31, 33, 35, 36};
   static_assert(std::size(kFirst) == kLongest - kShortest + 2);
   static_assert([] {
     for (size_t n = kShortest; n <= kLongest; ++n) {
@@ -170,6 +175,7 @@ class Key {
     ids_[size_++] = classify(word);
   }
   void clear() { size_ = 0; }
+  void drop_last() { --size_; }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   Word first_id() const { return ids_[0]; }
@@ -325,6 +331,17 @@ Token next_token(std::string_view line, size_t& i) {
   return {word, is_word_value(word)};
 }
 
+// Python's repr of a (name, value) pair, "[('loss_ctc', 24.181), ('loss', 24.221)]" (FunASR's
+// trainer): the ',' at `comma` closes a quoted name opened right after '(', and the value
+// follows it.
+bool ends_tuple_name(std::string_view line, size_t comma) {
+  if (comma < 3) return false;
+  const char quote = line[comma - 1];
+  if (quote != '\'' && quote != '"') return false;
+  const size_t open = line.rfind(quote, comma - 2);
+  return open != std::string_view::npos && open > 0 && line[open - 1] == '(';
+}
+
 void add(StepFields& out, std::string_view name, std::string_view value) {
   const bool known =
       std::any_of(out.begin(), out.end(), [&](const auto& f) { return f.first == name; });
@@ -349,6 +366,10 @@ void read_step_fields(std::string_view line, StepFields& out) {
       ++i;  // blanks, quotes, brackets, ':' and '=' separate tokens
       continue;
     }
+    if (c == ',' && ends_tuple_name(line, i)) {
+      ++i;  // ('loss', 24.221): the key goes on to its value
+      continue;
+    }
     if (cls == kBoundary || (c == '.' && (i + 1 == n || line[i + 1] == ' '))) {
       key.clear();  // "Skipping step. Attempted loss scale: 16": the key starts after the '.'
       ++i;
@@ -365,6 +386,10 @@ void read_step_fields(std::string_view line, StepFields& out) {
       if (iequals(t.text, "tensor") && i < n && line[i] == '(') continue;
       if (t.text.size() >= 4 && iequals(t.text.substr(0, 4), "skip")) skipping = true;
       key.add(t.text);
+      if (key.last_id() == Word::copula) {
+        key.drop_last();  // "loss is nan": the key is what comes before the verb
+        continue;
+      }
       if (key.last_id() == Word::overflow) overflow_word = t.text;
       if (key.last_id() == Word::reducing) reducing_word = t.text;
       continue;

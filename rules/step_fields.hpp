@@ -2,11 +2,12 @@
 // and punctuation, so that the numerics detectors read fields, not one regex per framework.
 //
 // One tokenizer takes every `key: value`, `'key': value`, `"key": value`, `key=value`, the
-// `| key value |` cells of Megatron and fairseq, `{ key: [value] }`, and the phrases loss scalers
-// print ("reducing loss scale to 512.0", "Attempted loss scale: 16, reducing to 8", "loss scale
-// adjust to 1024.0", "setting loss scale to: 0.25"). A key is the words before the separator
-// (after the previous value or a `,|{}();` boundary), folded to lower case with `_`, `-`, `/`
-// and quotes read as blanks; a synonym table maps it to the detectors' vocabulary:
+// `| key value |` cells of Megatron and fairseq, `{ key: [value] }`, Python's `('key', value)`
+// pairs, a key and its value joined by a verb ("The grad norm is nan."), and the phrases loss
+// scalers print ("reducing loss scale to 512.0", "Attempted loss scale: 16, reducing to 8",
+// "loss scale adjust to 1024.0", "setting loss scale to: 0.25"). A key is the words before the
+// separator (after the previous value or a `,|{}();` boundary), folded to lower case with `_`,
+// `-`, `/` and quotes read as blanks; a synonym table maps it to the detectors' vocabulary:
 //
 //   step            iteration, iter, step, global step, num updates ("100/3995" gives 100)
 //   loss            a key whose last word is loss (lm loss, train_loss, Training Loss, loss_net)

@@ -197,6 +197,7 @@ struct Run {
   bool exited = false;
   int status = 0;
   std::string failure;  // why the run failed (counted already); a killed run's output is dropped
+  bool exit_failed = false;  // it exited on its own with an error (status or signal)
   bool term_sent = false;
   bool kill_sent = false;
   TimePoint deadline{};
@@ -358,6 +359,7 @@ struct CommandSource::Impl {
   bool finish(Run& run, TimePoint now, ChunkSink& sink) {
     if (!run.failed()) {
       run.failure = exit_failure(run.status, run.output);
+      run.exit_failed = run.failed();
       if (run.failed()) stats.count_error(SourceErrorKind::Command);
     }
     if (run.failed()) {
@@ -425,8 +427,12 @@ struct CommandSource::Impl {
   bool hand_on(const Run& run, TimePoint now, std::vector<std::string> lines, ChunkSink& sink) {
     const std::string device = probe_device(run);
     std::optional<std::string> probe_line;
+    std::vector<std::string> printed;  // what the failed run printed, when it is news
     if (run.failed()) {
       probe_line = probes.failed(device, run.failure);
+      // A command that exits with an error says why in its output; one that was killed (or
+      // printed what its parser refuses) has no such word.
+      if (run.exit_failed) printed = probes.failed_output(device, run.output);
       log_failure(run, device, now, probe_line.has_value());
     } else {
       const uint32_t failures = probes.failures(device);
@@ -437,10 +443,15 @@ struct CommandSource::Impl {
       }
     }
     publish_probes();
+    const bool probed = probe_line.has_value();
+    const bool told = !printed.empty();
+    lines.insert(lines.begin(), std::make_move_iterator(printed.begin()),
+                 std::make_move_iterator(printed.end()));
     if (probe_line) lines.insert(lines.begin(), std::move(*probe_line));
     if (lines.empty()) return true;
     if (!emit(run, now, lines, sink)) return false;
-    if (probe_line) probes.handed_on(device);
+    if (probed) probes.handed_on(device);
+    if (told) probes.output_handed_on(device);
     return true;
   }
 

@@ -3,6 +3,8 @@
 #include "daemon/core/enum_names.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <functional>
 
 namespace faultd {
 
@@ -130,6 +132,34 @@ std::string format_unresponsive_record(std::string_view device, uint32_t failure
   return out;
 }
 
+std::vector<std::string> failed_output_lines(std::string_view output) {
+  std::vector<std::string> lines;
+  while (!output.empty() && lines.size() < kMaxFailedOutputLines) {
+    const size_t nl = output.find('\n');
+    std::string_view line = output.substr(0, nl);
+    output.remove_prefix(nl == std::string_view::npos ? output.size() : nl + 1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) {
+      line.remove_suffix(1);
+    }
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    lines.emplace_back(line.substr(0, kMaxInfoBytes));
+  }
+  return lines;
+}
+
+std::vector<std::string> ProbeTracker::failed_output(const std::string& device,
+                                                     std::string_view output) {
+  std::vector<std::string> lines = failed_output_lines(output);
+  if (lines.empty()) return lines;
+  Probe& p = probes_[device];
+  std::string joined;
+  for (const auto& line : lines) joined += line + '\n';
+  const size_t hash = std::hash<std::string>{}(joined);
+  if (p.output_handed == hash) return {};  // the same failure as before: no news
+  p.output_pending = hash;
+  return lines;
+}
+
 std::optional<std::string> ProbeTracker::failed(const std::string& device,
                                                 std::string_view reason) {
   Probe& p = probes_[device];
@@ -143,6 +173,8 @@ std::optional<std::string> ProbeTracker::succeeded(const std::string& device) {
   Probe& p = probes_[device];
   p.up = true;
   p.failures = 0;
+  p.output_handed.reset();  // a failure after this one is news again
+  p.output_pending.reset();
   if (!p.reported) return std::nullopt;
   return format_recovery_record(kProbePrefix, device, "");
 }
@@ -150,6 +182,13 @@ std::optional<std::string> ProbeTracker::succeeded(const std::string& device) {
 void ProbeTracker::handed_on(const std::string& device) {
   const auto it = probes_.find(device);
   if (it != probes_.end()) it->second.reported = !it->second.up;
+}
+
+void ProbeTracker::output_handed_on(const std::string& device) {
+  const auto it = probes_.find(device);
+  if (it == probes_.end() || !it->second.output_pending) return;
+  it->second.output_handed = it->second.output_pending;
+  it->second.output_pending.reset();
 }
 
 std::vector<ProbeUp> ProbeTracker::up() const {

@@ -27,6 +27,11 @@
 // command failed `unresponsive_after` times in a row gets one unresponsive line (a hung npu-smi
 // is often the first sign of a dying device), and one recovered line at its next success. The
 // device is the one the command runs for; a command not run per device has none (no device=).
+// What a run that exited with an error printed is handed on too, its own lines
+// (failed_output_lines), once per distinct output until the device's command succeeds again:
+// the vendor tool's own words are a fault report the packs match ("Unable to determine the
+// device handle for GPU 0000:C1:00.0: GPU is lost.", nvidia-smi exiting with status 15). A run
+// that was killed, or that exited 0 with output its parser refuses, says nothing of the kind.
 //
 // Lifecycle: one HealthTracker and one ProbeTracker per command source, kept for the source's
 // life; diff() and failed()/succeeded() say what is news, commit() and handed_on() record what
@@ -62,6 +67,10 @@ std::string format_recovery_record(std::string_view prefix, std::string_view dev
 std::string format_gpu_record(const command_parsers::GpuBus& gpu);
 std::string format_unresponsive_record(std::string_view device, uint32_t failures,
                                        std::string_view reason);
+// The lines of a failed run's output as the rules read them: blank lines dropped, trailing
+// blanks trimmed, at most kMaxFailedOutputLines lines of at most 1 KiB each.
+inline constexpr size_t kMaxFailedOutputLines = 64;
+std::vector<std::string> failed_output_lines(std::string_view output);
 
 // What one run of `parser`'s command printed, parsed: the devices' health (npu-smi, the
 // ConfigMap) or the GPU bus map (nvidia-smi). `device`/`chip` name the device of a health
@@ -104,8 +113,13 @@ class ProbeTracker {
   std::optional<std::string> failed(const std::string& device, std::string_view reason);
   // A run for `device` succeeded: the recovered line when it was reported unresponsive.
   std::optional<std::string> succeeded(const std::string& device);
+  // The lines of what a failed run for `device` printed, when it is not what the last failed
+  // run handed on printed (since the device last answered); else none.
+  std::vector<std::string> failed_output(const std::string& device, std::string_view output);
   // The line failed() or succeeded() returned for `device` was handed on.
   void handed_on(const std::string& device);
+  // The lines failed_output() returned for `device` were handed on.
+  void output_handed_on(const std::string& device);
   void forget(const std::string& device) { probes_.erase(device); }
 
   // Whether each device's last run succeeded, sorted by device (devices with a run only).
@@ -117,6 +131,8 @@ class ProbeTracker {
     bool up = true;
     uint32_t failures = 0;  // in a row
     bool reported = false;  // the unresponsive line was handed on, the recovered one not yet
+    std::optional<size_t> output_handed;   // hash of the failed output last handed on
+    std::optional<size_t> output_pending;  // ... and of the one failed_output() just returned
   };
   uint32_t unresponsive_after_;
   std::map<std::string, Probe> probes_;

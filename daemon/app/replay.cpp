@@ -183,20 +183,24 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
     std::string error;
     const auto observation = observe(parser, std::string_view(output).substr(command.length),
                                      command.device, command.chip, error);
+    std::vector<std::string> lines;
     if (!observation) {
-      // Not the parser's output (or cut off): said, and no finding, like a failed poll.
+      // Not the parser's output (or cut off): said, and its own lines go to the rules, as a
+      // failed poll's output does (collectors/command/records.hpp: the tool's error message,
+      // "GPU is lost", is a fault report).
       err << "faultd: " << path << ": not " << to_string(parser) << " output: " << error << '\n';
       ++sum.garbled;
-      continue;
-    }
-    if (observation->truncated) {
-      err << "faultd: " << path << ": " << error << ": the complete rows before the cut are read\n";
-    }
-    std::vector<std::string> lines;
-    for (const auto& gpu : observation->gpus) lines.push_back(format_gpu_record(gpu));
-    for (const auto& line :
-         HealthTracker(std::string(record_prefix(parser))).diff(observation->health)) {
-      lines.push_back(line);
+      lines = failed_output_lines(output);
+    } else {
+      if (observation->truncated) {
+        err << "faultd: " << path << ": " << error
+            << ": the complete rows before the cut are read\n";
+      }
+      for (const auto& gpu : observation->gpus) lines.push_back(format_gpu_record(gpu));
+      for (const auto& line :
+           HealthTracker(std::string(record_prefix(parser))).diff(observation->health)) {
+        lines.push_back(line);
+      }
     }
     std::string data;
     for (const auto& line : lines) data += line + '\n';

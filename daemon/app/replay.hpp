@@ -10,7 +10,8 @@
 // command source's would at its first observation (every device not OK is news). A capture that
 // starts with the command line ("npu-smi info -t health -i 0 -c 0") gives its device and chip;
 // else the health block names none. A file that is not the parser's output is said on stderr
-// and counted (`garbled`), as a failed poll would be; it fails nothing.
+// and counted (`garbled`), as a failed poll would be, and its own lines go through the rules as
+// a failed poll's output does (a tool's error message is a fault report); it fails nothing.
 #pragma once
 
 #include <iosfwd>

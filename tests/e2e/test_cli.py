@@ -100,9 +100,19 @@ sources:
           [("ascend.npu-smi.health-fault", "2", "A4025021"),
            ("ascend.npu-smi.health-fault", "2", "8C084E00")],
           "one finding per code, on the device the command line names (%s)" % r.stdout.strip())
-    r = run([args.faultd, "--replay", "--config", replay_cfg, "--parser", "npu_smi_health", log])
-    check(r.returncode == 0 and r.stdout == "" and "not npu_smi_health output" in r.stderr,
-          "a file that is not the parser's output is said, and yields nothing (%s)" % r.stderr.strip())
+    # Output the parser refuses is said, and its own lines go through the rules as a failed
+    # run's output would: nvidia-smi's words for a lost GPU are a fault report.
+    lost = os.path.join(work, "nvidia-smi.txt")
+    with open(lost, "w") as f:
+        f.write("Unable to determine the device handle for GPU 0000:C1:00.0: GPU is lost.  "
+                "Reboot the system to recover this GPU\n")
+    r = run([args.faultd, "--replay", "--config", replay_cfg, "--parser", "nvidia_smi_bus", lost])
+    found = [json.loads(l) for l in r.stdout.splitlines()]
+    check(r.returncode == 0 and "not nvidia_smi_bus output" in r.stderr and "1 not parsed" in r.stderr,
+          "a file that is not the parser's output is said and counted (%s)" % r.stderr.strip())
+    check([(f["rule"], f["device"], f["source"]) for f in found] ==
+          [("nvidia.gpu.lost", "0000:C1:00", "replay-nvidia_smi_bus")],
+          "its own lines are matched: the lost GPU (%s)" % r.stdout.strip())
     r = run([args.faultd, "--replay", "--config", replay_cfg, "--parser", "nope", health])
     check(r.returncode == 64 and "unknown parser" in r.stderr, "an unknown parser is a usage error")
 

@@ -295,6 +295,26 @@ third in a row marks the device warning. The INFO lines around them give nothing
     return c
 
 
+def funasr():
+    c = Case("numerics-funasr", """
+FunASR's trainer skipping an update because the grad norm is NaN, verbatim from a public issue
+thread (modelscope/FunASR, tests/corpus/expected.tsv): "The grad norm is nan" names the field
+with a verb between key and value. The first is recorded; the step line between them has a
+finite loss and no grad norm, so the next warning is the first of a new run, recorded again;
+three in a row (lines 4 to 6, constructed by repeating the warning) mark the device warning.""",
+             path="/var/log/training/job-7/train.log", device="")
+    warning = "[2025-10-29 23:59:01,773][root][WARNING] - The grad norm is nan. Skipping updating the model."
+    c.add(warning)
+    c.expect(NON_FINITE, "NotHandleFault")
+    c.add("[2025-10-29 23:59:01,779][root][INFO] - train, rank: 0, epoch: 0/100, data_slice: 0/1, step_in_slice: 3/44, step_in_epoch: 3, total step: 3, (loss_avg_rank: 24.221), (loss_avg_slice: 27.633), (ppl_avg_slice: 1.002e+12), (acc_avg_slice: 0.000), (lr: 3.000e-07), [('loss_ctc', 24.181), ('loss_rich', 0.041), ('loss', 24.221), ('acc_rich', 1.0)]")
+    c.add("[2025-10-29 23:59:03,465][root][WARNING] - The grad norm is nan. Skipping updating the model.")
+    c.expect(NON_FINITE, "NotHandleFault")
+    for _ in range(2):
+        c.add(warning)
+    c.expect(NON_FINITE, "SubHealthFault")
+    return c
+
+
 for case in (mindspore(), mindformers(), megatron(), deepspeed(), apex(), mindyolo(), hf(),
-             stop_messages(), tensorboard()):
+             stop_messages(), tensorboard(), funasr()):
     case.write()

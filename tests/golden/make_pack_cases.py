@@ -2143,3 +2143,66 @@ tests/corpus/expected.tsv gives it; two records, the first on the line wins); th
 constructed in the Device Plugin's DeviceInfoCfg shape (a fault list as a JSON string inside
 JSON: escaped quotes, another key between npu_name and fault_level) and a record whose own level
 is NotHandleFault (recorded, no alarm). The record with an empty fault list gives nothing.""")
+
+write_case("nvidia-cuda-driver-names", "training", "/var/log/training/job-22/worker.log", None,
+    [
+        ('E1103 18:23:55.103160 3413767 gpu_cudamallocasync_allocator.cc:361] gpu_async_1 cuMemAllocAsync failed to allocate 1225195446464 bytes: RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory',
+         [("nvidia.cuda.out-of-memory", "", RBUS, "")]),
+        none('2018-11-06 11:32:27.452152: E tensorflow/stream_executor/cuda/cuda_gpu_executor.cc:706] failed to record completion event; therefore, failed to create inter-stream dependency'),
+        ('2018-11-06 11:32:27.452227: E tensorflow/stream_executor/stream.cc:325] Error recording event in stream: error recording CUDA event on stream 0x7f51f5847720: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated; not marking stream as bad, as the Event object may be at fault. Monitor for further errors.',
+         [("nvidia.cuda.launch-timeout", "", RBUS, "")]),
+        ('2018-11-06 11:32:27.452268: E tensorflow/stream_executor/cuda/cuda_event.cc:48] Error polling for event status: failed to query event: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was terminated',
+         [("nvidia.cuda.launch-timeout", "", RBUS, "")]),
+        none('2018-11-06 11:32:27.452292: F tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:274] Unexpected Event status: 1'),
+        none("2018-11-06 11:31:02.120345: I tensorflow/stream_executor/cuda/cuda_driver.cc:300] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"),
+        none("E0000 00:00:1700000000.000000 1 cuda_executor.cc:1001] could not open file to read NUMA node: CUDA_ERROR_NOT_SUPPORTED"),
+    ],
+    note="""
+The CUDA driver API's error names (CUDA_ERROR_*) as the stream executors of XLA and TensorFlow
+print them, quoted from public issue threads (tests/corpus/expected.tsv gives each): XLA's async
+allocator failing with CUDA_ERROR_OUT_OF_MEMORY (NovaSky-AI/SkyRL#624) and TensorFlow's event
+polling after CUDA_ERROR_LAUNCH_TIMEOUT (hkust-vgd/pointwise#9; the first line, a failed event
+record, and the last, the fatal "Unexpected Event status", name no error). The last two lines
+are constructed look-alikes: no GPU present, a feature not supported.""")
+
+write_case("nvidia-nccl-flight-recorder", "training", "/var/log/training/job-23/rank-0.log", None,
+    [
+        none('[rank0]:[E804 23:05:54.816499929 ProcessGroupNCCL.cpp:1849] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.'),
+        ("[rank0]:[E804 23:05:54.817424543 ProcessGroupNCCL.cpp:1914] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from  rank 13 and we will try our best to dump the debug info. Last enqueued NCCL work: 1261, last completed NCCL work: 1259.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. ",
+         [("nvidia.nccl.watchdog-timeout", "", RBUS, "")]),
+        none('[rank0]:[E804 23:05:54.818690144 ProcessGroupNCCL.cpp:1628] [PG ID 0 PG GUID 0(default_pg) Rank 0] ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1, only active collectives: 0'),
+    ],
+    note="""
+A rank that did not time out itself learns of another rank's collective timeout through the
+store and dumps its flight recorder, quoted from a public issue thread (PrimeIntellect-ai/
+prime-rl#3186; "rank 13" is a rank, not a device). Only the line that says a collective timed
+out is a finding.""")
+
+write_case("ascend-aicpu-exception-task", "training", "/var/log/training/job-24/predict.log", None,
+    [
+        none('EXCEPTION TASK:'),
+        ('  Exception info:TGID=1134286, model id=65535, stream id=21, stream phase=SCHEDULE, task id=3377, task type=aicpu kernel, recently received task id=3377, recently send task id=3376, task phase=RUN',
+         [("ascend.aicpu.error", "", RBUS, "")]),
+        none('  Message info[0]:aicpu=0,slot_id=0,report_mailbox_flag=0x5a5a5a5a,state=0x5210'),
+        none('    Other info[0]:time=2024-06-19-23:19:23.004.854, function=proc_aicpu_task_done, line=970, error code=0x2a'),
+        none("  Exception info:TGID=196191, model id=65535, stream id=3, stream phase=3"),
+    ],
+    note="""
+The device's record of a failed AI CPU task in torch_npu's exception dump, quoted from a public
+issue thread (hiyouga/LlamaFactory#4372; the DEVICE[N] header was not printed with it, so no
+device). The task type names the AI CPU; the last line, an exception record of another dump
+that names no task type (hiyouga/LlamaFactory#3670), is left to the message line after it.""")
+
+write_case("nvidia-gke-node-condition", "kubernetes", "/var/log/nodes/describe-node.txt", None,
+    [
+        ('  XidCriticalError     True    Mon, 23 Jun 2025 18:45:43 +0000   Mon, 23 Jun 2025 18:44:57 +0000   {"31":true}                  6e43a052-e544-467b-a972-63d7cd2ce80a',
+         [("nvidia.device-plugin.xid-critical", "", SUB, "XID31")]),
+        none("  XidCriticalError     False   Mon, 23 Jun 2025 18:40:00 +0000   Mon, 23 Jun 2025 18:40:00 +0000   {}                           6e43a052-e544-467b-a972-63d7cd2ce80a"),
+        none("  MemoryPressure       False   Mon, 23 Jun 2025 18:45:43 +0000   Mon, 23 Jun 2025 18:44:57 +0000   KubeletHasSufficientMemory   kubelet has sufficient memory available"),
+    ],
+    note="""
+GKE's GPU device plugin sets a node condition XidCriticalError, its message the Xids as JSON;
+`kubectl describe node` prints it as a row of the conditions table, quoted from a public issue
+thread (GoogleCloudPlatform/container-engine-accelerators#497; an Xid 31 the reporter
+triggered). The node's, no GPU named. The other two rows are constructed in the same table's
+shape: the condition False, and another condition.""")

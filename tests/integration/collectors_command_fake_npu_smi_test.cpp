@@ -187,11 +187,12 @@ TEST_CASE("command source: failing, hanging and garbled commands are counted, ot
   Sink sink;
 
   // Device 4's record arrives while device 5's command still hangs. 6 and 7 may have become
-  // unresponsive by then (3 failed runs): their probe lines are not health records.
+  // unresponsive by then (3 failed runs), and 6's error message is handed on: neither is a
+  // health record.
   const auto health_lines = [&] {
     Strings out;
     for (const std::string& line : sink.lines()) {
-      if (line.rfind("probe: ", 0) != 0) out.push_back(line);
+      if (line.rfind("npu-smi health: ", 0) == 0) out.push_back(line);
     }
     return out;
   };
@@ -215,6 +216,14 @@ TEST_CASE("command source: failing, hanging and garbled commands are counted, ot
   REQUIRE(drive(source, sink, [&] { return ::kill(hung, 0) != 0 && errno == ESRCH; }));
   // Garbage and failures changed no device's health; they made probes unresponsive.
   CHECK(health_lines().size() == 1);
+  // The failing command's own words went to the rules once, though it failed three times and
+  // more; the garbage (exit status 0) and the killed run's output did not.
+  const Strings all = sink.lines();
+  CHECK(std::count(all.begin(), all.end(), "Error: device not found or permission denied") == 1);
+  CHECK(std::count_if(all.begin(), all.end(), [](const std::string& line) {
+          return line.rfind("npu-smi health: ", 0) != 0 && line.rfind("probe: ", 0) != 0 &&
+                 line != "Error: device not found or permission denied";
+        }) == 0);
   CHECK(contains(sink.lines(),
                  "probe: device=6 status=unresponsive failures=3 reason=\"exit "
                  "status 1: Error: device not found or permission denied\""));
@@ -289,7 +298,10 @@ TEST_CASE("command source: each failure is logged with its reason, a few a minut
   CHECK(probe_up(source, "4") == 0);
   CHECK(probe_up(source, "6") == 0);
   CHECK(probe_up(source, "7") == 0);
-  CHECK(sink.lines().size() == 3);  // one unresponsive line per card, no health records
+  // One unresponsive line per card and card 6's error message once (it failed ten times and
+  // more), no health records.
+  CHECK(sink.lines().size() == 4);
+  CHECK(contains(sink.lines(), "Error: device not found or permission denied"));
 
   // Later failures: at most kFailureLogsPerMinute lines a minute for the source, not one each.
   const auto minutes =

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collectors/command/records.hpp"
 
@@ -112,4 +113,45 @@ TEST_CASE("probe records: the reason is quoted as it is, control bytes as spaces
   const std::string line = format_unresponsive_record("7", 3, std::string(5000, 'x'));
   CHECK(line.size() < 1100);
   CHECK(line.find('\n') == std::string::npos);
+}
+
+TEST_CASE("probe: a failed run's own words are news once per output, until the device answers") {
+  using Strings = std::vector<std::string>;
+  const std::string lost =
+      "Unable to determine the device handle for GPU 0000:C1:00.0: GPU is lost.  Reboot the "
+      "system to recover this GPU\n";
+  ProbeTracker t(3);
+  const Strings first = t.failed_output("", lost);
+  CHECK(first == Strings{lost.substr(0, lost.size() - 1)});
+  // Not handed on (a refused chunk): the same output is news at the next run.
+  CHECK(t.failed_output("", lost) == first);
+  t.output_handed_on("");
+  CHECK(t.failed_output("", lost).empty());        // the same failure again
+  CHECK(t.failed_output("", "\r\n  \n").empty());  // nothing said
+  const Strings other = t.failed_output("", "No devices were found\n");
+  CHECK(other == Strings{"No devices were found"});
+  t.output_handed_on("");
+  CHECK(t.failed_output("", "No devices were found\n").empty());
+  // The device answered: the next failure is news again, whatever it says. Other devices keep
+  // their own.
+  CHECK(t.failed_output("3", lost).size() == 1);
+  t.output_handed_on("3");
+  t.succeeded("");
+  CHECK(t.failed_output("", "No devices were found\n").size() == 1);
+  CHECK(t.failed_output("3", lost).empty());
+  // The handed-on probe line does not count as the output (nor the other way round).
+  CHECK_FALSE(fail(t, "4", "exit status 15"));
+  CHECK(t.failed_output("4", lost).size() == 1);
+}
+
+TEST_CASE("probe: a failed run's output, as the rules read it") {
+  using Strings = std::vector<std::string>;
+  CHECK(failed_output_lines("a\r\n\n   \n\tb  \nc") == Strings{"a", "\tb", "c"});
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += "line " + std::to_string(i) + "\n";
+  const Strings kept = failed_output_lines(many);
+  REQUIRE(kept.size() == kMaxFailedOutputLines);
+  CHECK(kept.back() == "line " + std::to_string(kMaxFailedOutputLines - 1));
+  CHECK(failed_output_lines(std::string(5000, 'x')).front().size() == 1024);
+  CHECK(failed_output_lines("").empty());
 }

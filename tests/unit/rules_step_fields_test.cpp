@@ -135,6 +135,21 @@ TEST_CASE("step fields: the loss scalers' phrases", "[rules][step_fields]") {
                   "from 8.0 to 16.0") == Fields{{"scale_from", "8.0"}, {"scale", "16.0"}});
 }
 
+TEST_CASE("step fields: a key and its value joined by a verb", "[rules][step_fields]") {
+  // FunASR's trainer skipping an update (modelscope/FunASR threads): "is" joins key and value.
+  CHECK(fields_of("[2025-10-29 23:59:01,773][root][WARNING] - The grad norm is nan. Skipping "
+                  "updating the model.") == Fields{{"grad_norm", "nan"}});
+  CHECK(fields_of("step 12: loss was inf, scale is 1024.0") ==
+        Fields{{"step", "12"}, {"loss", "inf"}, {"scale", "1024.0"}});
+  // Python's repr of (name, value) pairs, on the step line between those warnings.
+  CHECK(fields_of("train, rank: 0, epoch: 0/100, total step: 3, (loss_avg_rank: 24.221), [('loss', "
+                  "24.221), ('acc_rich', 1.0)]") == Fields{{"step", "3"}, {"loss", "24.221"}});
+  // A list of names is no pair: "['loss', 'acc']" gives nothing.
+  CHECK(fields_of("metrics: ['loss', 'acc'], 3 epochs").empty());
+  // The verb does not make a key of prose: DeepSpeed's hysteresis is no field.
+  CHECK(fields_of("but hysteresis is 2. Reducing hysteresis to 1").empty());
+}
+
 TEST_CASE("step fields: what is no step line gives nothing", "[rules][step_fields]") {
   // An overflow dump record is no scaler's line; a threshold is no grad norm; prose about NaN
   // names no value.
