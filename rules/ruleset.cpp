@@ -465,6 +465,7 @@ class Scanner {
     learn_pid_device(message, line_number);
     for (uint32_t pos : positions) {
       const CompiledRule& rule = set_.rules[view_.rules[pos]];
+      if (rule.multiline_slot >= 0) captures_.clear();  // no capture of an earlier rule's
       const bool hit = rule.multiline_slot >= 0 ? completes_lines(rule, message, line_number)
                                                 : matches(rule, message);
       if (hit) emit(rule, line, message, start, line_number);
@@ -736,9 +737,11 @@ class Scanner {
   void expand_device_and_code(const CompiledRule& rule, uint64_t line_number, Lookup& lookup,
                               std::string& device, std::string& code, const char*& device_from) {
     Expanded& memo = expanded_;
-    const bool reusable = rule.re == nullptr;
-    if (reusable && memo.line == line_number && memo.step_fields == rule.spec.step_fields &&
-        *memo.device_template == rule.spec.device && *memo.code_template == rule.spec.code) {
+    // A multi-line rule's hit has no captures of this line (matches() did not run for it).
+    const bool reusable = rule.re == nullptr && rule.multiline_slot < 0;
+    if (reusable && memo.device_template != nullptr && memo.line == line_number &&
+        memo.step_fields == rule.spec.step_fields && *memo.device_template == rule.spec.device &&
+        *memo.code_template == rule.spec.code) {
       device = memo.device;
       code = memo.code;
       device_from = memo.device_from;
@@ -762,7 +765,7 @@ class Scanner {
       }
     }
     if (!reusable) {
-      memo.line = 0;
+      memo.device_template = nullptr;
       return;
     }
     memo = {line_number,
@@ -843,9 +846,9 @@ class Scanner {
   std::vector<std::pair<std::string, std::string>> scratch_fields_;
   // The last expansion of a rule without regex on this line (expand_device_and_code).
   struct Expanded {
-    uint64_t line = 0;                             // 0: none
+    uint64_t line = 0;
     bool step_fields = false;                      // the rule's captures were the step fields
-    const std::string* device_template = nullptr;  // the rule's templates as written
+    const std::string* device_template = nullptr;  // the rule's templates as written; null: none
     const std::string* code_template = nullptr;
     std::string device;
     std::string code;

@@ -76,7 +76,8 @@ enum class Word : uint8_t {
   eval,
   test,
   nll,
-  copula  // "is", "was", "are", "were": between a key and its value ("The grad norm is nan.")
+  copula,    // "is", "was", "are", "were": between a key and its value ("The grad norm is nan.")
+  condition  // "if", "when", "whether", "until", "unless": a key under it is no statement
 };
 
 // Bytes [from, to) of `text`, lower-cased, as one integer (at most eight of them).
@@ -100,6 +101,7 @@ Word classify(std::string_view w) {
       {"to", Word::to},
       {"ms", Word::ms},
       {"is", Word::copula},
+      {"if", Word::condition},
       {"nan", Word::nan},
       {"cur", Word::cur},
       {"per", Word::per},
@@ -119,15 +121,19 @@ Word classify(std::string_view w) {
       {"eval", Word::eval},
       {"test", Word::test},
       {"were", Word::copula},
+      {"when", Word::condition},
       {"scale", Word::scale},
       {"gnorm", Word::gnorm},
       {"total", Word::total},
       {"valid", Word::valid},
+      {"until", Word::condition},
       {"scaler", Word::scaler},
       {"adjust", Word::adjust},
       {"global", Word::global},
+      {"unless", Word::condition},
       {"updates", Word::updates},
       {"skipped", Word::skipped},
+      {"whether", Word::condition},
       {"overflow", Word::overflow},
       {"reducing", Word::reducing},
       {"iteration", Word::iteration},
@@ -136,7 +142,7 @@ Word classify(std::string_view w) {
   };
   constexpr size_t kShortest = 2, kLongest = 10;
   // kFirst[n - kShortest]: the first word of length n; kFirst[n + 1 - kShortest] ends them.
-  static constexpr uint8_t kFirst[] = {0, 3, 11, 22, 26, 29, 31, 33, 35, 36};
+  static constexpr uint8_t kFirst[] = {0, 4, 12, 24, 29, 33, 36, 38, 40, 41};
   static_assert(std::size(kFirst) == kLongest - kShortest + 2);
   static_assert([] {
     for (size_t n = kShortest; n <= kLongest; ++n) {
@@ -165,17 +171,17 @@ Word classify(std::string_view w) {
 // The words of the key before a value, at most the last kMaxKeyWords, with their ids.
 class Key {
  public:
-  void add(std::string_view word) {
+  void add(std::string_view word) { add(word, classify(word)); }
+  void add(std::string_view word, Word id) {
     if (size_ == kMaxKeyWords) {
       std::move(words_.begin() + 1, words_.end(), words_.begin());
       std::move(ids_.begin() + 1, ids_.end(), ids_.begin());
       --size_;
     }
     words_[size_] = word;
-    ids_[size_++] = classify(word);
+    ids_[size_++] = id;
   }
   void clear() { size_ = 0; }
-  void drop_last() { --size_; }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
   Word first_id() const { return ids_[0]; }
@@ -356,6 +362,7 @@ void read_step_fields(std::string_view line, StepFields& out) {
   std::string_view overflow_word;  // an overflow the line reports in words
   std::string_view reducing_word;  // "Reducing dynamic loss scale from 8.0 to 4.0"
   bool skipping = false;           // "Skipping step": what a scaler does on an overflow
+  bool verb = false;               // the key and what follows are joined by a verb ("is")
   std::string_view last_name;      // the field the previous value gave
   const size_t n = line.size();
   for (size_t i = 0; i < n;) {
@@ -385,14 +392,31 @@ void read_step_fields(std::string_view line, StepFields& out) {
       // value is inside, and the word is no part of the key.
       if (iequals(t.text, "tensor") && i < n && line[i] == '(') continue;
       if (t.text.size() >= 4 && iequals(t.text.substr(0, 4), "skip")) skipping = true;
-      key.add(t.text);
-      if (key.last_id() == Word::copula) {
-        key.drop_last();  // "loss is nan": the key is what comes before the verb
+      const Word id = classify(t.text);
+      if (id == Word::copula) {
+        verb = !key.empty();  // "loss is nan": the key is what comes before the verb
         continue;
       }
+      if (verb) {  // "loss is not nan", "scale is reduced": the verb joined no value
+        key.clear();
+        verb = false;
+      }
+      key.add(t.text, id);
       if (key.last_id() == Word::overflow) overflow_word = t.text;
       if (key.last_id() == Word::reducing) reducing_word = t.text;
       continue;
+    }
+    // A key joined to its value by a verb is a statement when nothing makes it a condition
+    // ("when the loss is nan") and the value ends the clause ("The grad norm is nan."; not
+    // "loss is nan or inf", "loss is nan?").
+    if (verb) {
+      verb = false;
+      const bool ends_clause = i == n || line[i] == '.' || line[i] == ',' || line[i] == ';' ||
+                               line[i] == '!' || line[i] == ')';
+      if (!ends_clause || key.has(Word::condition)) {
+        key.clear();
+        continue;
+      }
     }
     // "100/3995" and "5426/  250000": the value is the first number; the total is skipped.
     size_t j = i;

@@ -155,7 +155,9 @@ std::vector<std::string> ProbeTracker::failed_output(const std::string& device,
   std::string joined;
   for (const auto& line : lines) joined += line + '\n';
   const size_t hash = std::hash<std::string>{}(joined);
-  if (p.output_handed == hash) return {};  // the same failure as before: no news
+  if (std::find(p.outputs_handed.begin(), p.outputs_handed.end(), hash) != p.outputs_handed.end()) {
+    return {};  // a failure said before: no news
+  }
   p.output_pending = hash;
   return lines;
 }
@@ -173,7 +175,7 @@ std::optional<std::string> ProbeTracker::succeeded(const std::string& device) {
   Probe& p = probes_[device];
   p.up = true;
   p.failures = 0;
-  p.output_handed.reset();  // a failure after this one is news again
+  p.outputs_handed.clear();  // a failure after this one is news again
   p.output_pending.reset();
   if (!p.reported) return std::nullopt;
   return format_recovery_record(kProbePrefix, device, "");
@@ -187,7 +189,9 @@ void ProbeTracker::handed_on(const std::string& device) {
 void ProbeTracker::output_handed_on(const std::string& device) {
   const auto it = probes_.find(device);
   if (it == probes_.end() || !it->second.output_pending) return;
-  it->second.output_handed = it->second.output_pending;
+  std::vector<size_t>& handed = it->second.outputs_handed;
+  if (handed.size() == kFailedOutputsKept) handed.erase(handed.begin());
+  handed.push_back(*it->second.output_pending);
   it->second.output_pending.reset();
 }
 

@@ -28,10 +28,11 @@
 // is often the first sign of a dying device), and one recovered line at its next success. The
 // device is the one the command runs for; a command not run per device has none (no device=).
 // What a run that exited with an error printed is handed on too, its own lines
-// (failed_output_lines), once per distinct output until the device's command succeeds again:
-// the vendor tool's own words are a fault report the packs match ("Unable to determine the
-// device handle for GPU 0000:C1:00.0: GPU is lost.", nvidia-smi exiting with status 15). A run
-// that was killed, or that exited 0 with output its parser refuses, says nothing of the kind.
+// (failed_output_lines), once per distinct output (the last four are remembered) until the
+// device's command succeeds again: the vendor tool's own words are a fault report the packs
+// match ("Unable to determine the device handle for GPU 0000:C1:00.0: GPU is lost.",
+// nvidia-smi exiting with status 15). A run that was killed, or that exited 0 with output its
+// parser refuses, says nothing of the kind.
 //
 // Lifecycle: one HealthTracker and one ProbeTracker per command source, kept for the source's
 // life; diff() and failed()/succeeded() say what is news, commit() and handed_on() record what
@@ -113,8 +114,8 @@ class ProbeTracker {
   std::optional<std::string> failed(const std::string& device, std::string_view reason);
   // A run for `device` succeeded: the recovered line when it was reported unresponsive.
   std::optional<std::string> succeeded(const std::string& device);
-  // The lines of what a failed run for `device` printed, when it is not what the last failed
-  // run handed on printed (since the device last answered); else none.
+  // The lines of what a failed run for `device` printed, when none of the last few failed
+  // runs handed on printed it (since the device last answered); else none.
   std::vector<std::string> failed_output(const std::string& device, std::string_view output);
   // The line failed() or succeeded() returned for `device` was handed on.
   void handed_on(const std::string& device);
@@ -131,9 +132,14 @@ class ProbeTracker {
     bool up = true;
     uint32_t failures = 0;  // in a row
     bool reported = false;  // the unresponsive line was handed on, the recovered one not yet
-    std::optional<size_t> output_handed;   // hash of the failed output last handed on
-    std::optional<size_t> output_pending;  // ... and of the one failed_output() just returned
+    // Hashes of the failed outputs handed on since the device last answered, the newest
+    // last (at most kFailedOutputsKept: a tool that alternates between two messages, or
+    // prints a changing number, is not news at every run), and of the one failed_output()
+    // just returned.
+    std::vector<size_t> outputs_handed;
+    std::optional<size_t> output_pending;
   };
+  static constexpr size_t kFailedOutputsKept = 4;
   uint32_t unresponsive_after_;
   std::map<std::string, Probe> probes_;
 };

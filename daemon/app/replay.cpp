@@ -190,7 +190,7 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
       // "GPU is lost", is a fault report).
       err << "faultd: " << path << ": not " << to_string(parser) << " output: " << error << '\n';
       ++sum.garbled;
-      lines = failed_output_lines(output);
+      lines = failed_output_lines(std::string_view(output).substr(command.length));
     } else {
       if (observation->truncated) {
         err << "faultd: " << path << ": " << error

@@ -73,15 +73,20 @@ class Rate final : public Detector {
  public:
   explicit Rate(const DetectorSpec& s) : s_(s), window_(s.window, s.window_steps) {}
   std::optional<Verdict> observe(const Sample& x) override {
-    // The scale of this line: its own, else the last one the series named (DeepSpeed's
-    // hysteresis lines and apex's bare "Gradient overflow" name none).
-    if (auto scale = x.number("scale")) {
+    // The scale the step overflowed at: the one the scaler says it attempted (DeepSpeed's
+    // "Attempted loss scale: 4096, reducing to 2048"), else the last one the series named
+    // (apex names only the scale it lowers to; its bare "Gradient overflow" none), else this
+    // line's own.
+    const std::optional<double> scale = x.number("scale");
+    const std::optional<double> from = x.number("scale_from");
+    const std::optional<double> at = from ? from : last_scale_ ? last_scale_ : scale;
+    if (scale) {
       last_scale_ = scale;
-    } else if (auto from = x.number("scale_from")) {
+    } else if (from) {
       last_scale_ = from;
     }
     if (!s_.field.empty() && !is_set(x.get(s_.field))) return std::nullopt;
-    if (s_.probe_scale > 0 && last_scale_ && *last_scale_ >= s_.probe_scale) return std::nullopt;
+    if (s_.probe_scale > 0 && at && *at >= s_.probe_scale) return std::nullopt;
     if (in_warmup(x, s_.warmup)) return std::nullopt;
     if (window_.add(x.time, x.pos) < static_cast<size_t>(s_.count)) return std::nullopt;
     window_.clear();  // the next verdict needs `count` new matches
@@ -102,13 +107,23 @@ class LossScaleCollapse final : public Detector {
     const auto scale = x.number(s_.field);
     if (!scale || !std::isfinite(*scale)) return std::nullopt;
     const bool warming = in_warmup(x, s_.warmup);
-    std::optional<double> from = x.number("scale_from");
+    const std::optional<double> attempted = x.number("scale_from");
+    std::optional<double> from = attempted;
     if (!from) from = previous_;
     previous_ = *scale;
     if (*scale > s_.floor) at_floor_ = false;
     if (from && *scale > *from) {  // a rise ends a run of drops
       run_ = 0;
       run_fired_ = false;
+    }
+    // A scaler that overflows at the floor and stays there ("Attempted loss scale: 0.0,
+    // reducing to 0.0") has collapsed as surely as one that drops to it. Only a scale it names
+    // as attempted: bf16 prints a constant 1.0 with no overflow.
+    const bool stuck = attempted && *attempted <= s_.floor && *scale <= s_.floor;
+    if (stuck && !at_floor_) {
+      at_floor_ = true;
+      return Verdict{Severity::Fault, "loss scale stuck at " + num(*scale) + " (floor " +
+                                          num(s_.floor) + "): the scaler overflows at it"};
     }
     if (!from || !(*scale < *from)) return std::nullopt;
     if (*scale <= s_.floor && !at_floor_) {

@@ -132,7 +132,7 @@ class Faultd:
 
     def ctl(self, *argv):
         return subprocess.run([self.args.faultctl, "--socket", self.socket] + list(argv),
-                              capture_output=True, text=True, timeout=30)
+                              capture_output=True, text=True, timeout=scaled(30))
 
     def ctl_json(self, *argv):
         r = self.ctl("-o", "json", *argv)

@@ -191,8 +191,9 @@ DeepSpeed's fp16 loss scaler. Line formats verbatim from docs/log-formats.md §9
 the older [deepscale] wording of stage2.py, the hysteresis variant, and the exception at the
 minimum). Constructed sequence: the calibration burst from 2^32 (16 halvings: quiet, as in
 DeepSpeed#931: a healthy scale), two hysteresis lines at 65536 (quiet), then overflow after
-overflow from 65536 down to 256: the rate counts the overflows below 4096 (2048, 1024, 512) and
-fires on the third; collapse does not (256 is above 64). The lines name rank 0 and no device;
+overflow from 65536 down to 256: the rate counts the overflows at an attempted scale below
+4096 (2048, 1024, 512) and fires on the third, the line reducing 512 to 256; collapse does not
+(256 is above 64). The lines name rank 0 and no device;
 the device comes from the file's path.""")
     scale = 2 ** 32
     for i in range(16):
@@ -204,7 +205,7 @@ the device comes from the file's path.""")
     for i in range(8):
         c.add("[2024-01-01 00:02:%02d,000] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: %d, reducing to %d" % (i, scale, scale // 2))
         scale //= 2
-        if i == 6:  # reducing to 512: the third overflow below 4096
+        if i == 7:  # attempted 512: the third overflow below 4096
             c.expect(STORM, "SubHealthFault")
     c.add("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.")
     c.expect("training.deepspeed.loss-scale-minimum", "RestartBusiness")
@@ -213,14 +214,15 @@ the device comes from the file's path.""")
 
 def halving_case(name, readme, template):
     """25 overflows in a row halving the scale from 2^32, one line each (`template` % scale):
-    the rate fires on the third overflow below 4096 (line 23); the scale ends at 128, above
+    the rate fires on the third overflow at a scale below 4096 (line 24: the scale before it is
+    512, the last line's); the scale ends at 128, above
     the collapse threshold of 64."""
     c = Case(name, readme)
     scale = 65536.0 * 65536
     for i in range(25):
         scale /= 2
         c.add(template % scale)
-        if i == 22:
+        if i == 23:
             c.expect(STORM, "SubHealthFault")
     return c
 
@@ -229,7 +231,8 @@ def apex():
     return halving_case("numerics-apex", """
 apex amp's loss scaler, the format verbatim from docs/log-formats.md §9: 25 overflows in a row
 halving the scale from 2^32. The overflows at a healthy scale (4096 and above) are calibration;
-the rate counts those below it (2048, 1024, 512) and fires on the third (line 23); the scale
+the rate counts those below it (at 2048, 1024, 512: the scale before each line, which names
+only the scale it lowers to) and fires on the third (line 24); the scale
 ends at 128, above the collapse threshold of 64.""",
         "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to %.1f")
 
@@ -237,7 +240,7 @@ ends at 128, above the collapse threshold of 64.""",
 def mindyolo():
     return halving_case("numerics-mindyolo", """
 mindyolo's overflow line, the format verbatim from docs/log-formats.md §9, in the same shape as
-numerics-apex: the rate fires on the third overflow below 4096 (line 23).""",
+numerics-apex: the rate fires on the third overflow below 4096 (line 24).""",
         "[WARNING] overflow, still update, loss scale adjust to %.1f")
 
 
@@ -315,6 +318,31 @@ three in a row (lines 4 to 6, constructed by repeating the warning) mark the dev
     return c
 
 
+def deepspeed_calibration():
+    c = Case("numerics-deepspeed-calibration", """
+DeepSpeed's loss scaler calibrating at the start of a run, verbatim from a public issue thread
+(deepspeedai/DeepSpeed#5779, tests/corpus/expected.tsv): eight overflows in 13 seconds, the
+scale halved from 65536 to 512. Only two of them overflowed at a scale below 4096 (the
+attempted 2048 and 1024): no storm, and no collapse (512 is above 64). Nothing is found.""")
+    for line in ['[2024-07-17 19:44:06,829] [INFO] [loss_scaler.py:190:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, but hysteresis is 2. Reducing hysteresis to 1', '[2024-07-17 19:44:06,945] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768', '[2024-07-17 19:44:07,064] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 32768, reducing to 16384', '[2024-07-17 19:44:07,184] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 16384, reducing to 8192', '[2024-07-17 19:44:07,303] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 8192, reducing to 4096', '[2024-07-17 19:44:07,540] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 4096, reducing to 2048', '[2024-07-17 19:44:09,300] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 2048, reducing to 1024', '[2024-07-17 19:44:19,048] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1024, reducing to 512']:
+        c.add(line)
+    return c
+
+
+def deepspeed_stuck():
+    c = Case("numerics-deepspeed-stuck", """
+DeepSpeed's scaler overflowing at a scale of 0.0 and staying there, verbatim from a public issue
+thread (ai-forever/ru-gpts#63, tests/corpus/expected.tsv; the line repeats in the thread, three
+are kept here): a scale stuck at the floor is a collapse, found once; the third overflow at a
+scale below 4096 is also a storm.""")
+    for i in range(3):
+        c.add('1622513061366 localhost info [2021-06-01 05:04:21,527] [INFO] [stage2.py:1357:step] [deepscale] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 0.0, reducing to 0.0')
+        if i == 0:
+            c.expect(COLLAPSE, "SubHealthFault")
+    c.expect(STORM, "SubHealthFault")
+    return c
+
+
 for case in (mindspore(), mindformers(), megatron(), deepspeed(), apex(), mindyolo(), hf(),
-             stop_messages(), tensorboard(), funasr()):
+             stop_messages(), tensorboard(), funasr(), deepspeed_calibration(), deepspeed_stuck()):
     case.write()

@@ -2156,14 +2156,17 @@ write_case("nvidia-cuda-driver-names", "training", "/var/log/training/job-22/wor
         none('2018-11-06 11:32:27.452292: F tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:274] Unexpected Event status: 1'),
         none("2018-11-06 11:31:02.120345: I tensorflow/stream_executor/cuda/cuda_driver.cc:300] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"),
         none("E0000 00:00:1700000000.000000 1 cuda_executor.cc:1001] could not open file to read NUMA node: CUDA_ERROR_NOT_SUPPORTED"),
+        none("2020-05-01 10:00:00.000000: E tensorflow/stream_executor/cuda/cuda_driver.cc:936] failed to alloc 34359738368 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory"),
+        none("2020-05-01 10:00:00.000000: E tensorflow/stream_executor/cuda/cuda_driver.cc:936] failed to alloc 2304 bytes on host: CUDA_ERROR_UNKNOWN"),
     ],
     note="""
 The CUDA driver API's error names (CUDA_ERROR_*) as the stream executors of XLA and TensorFlow
 print them, quoted from public issue threads (tests/corpus/expected.tsv gives each): XLA's async
 allocator failing with CUDA_ERROR_OUT_OF_MEMORY (NovaSky-AI/SkyRL#624) and TensorFlow's event
 polling after CUDA_ERROR_LAUNCH_TIMEOUT (hkust-vgd/pointwise#9; the first line, a failed event
-record, and the last, the fatal "Unexpected Event status", name no error). The last two lines
-are constructed look-alikes: no GPU present, a feature not supported.""")
+record, and the last, the fatal "Unexpected Event status", name no error). The last four lines
+are constructed look-alikes: no GPU present, a feature not supported, and TensorFlow's pinned
+host allocator failing on host memory (out of memory, unknown error), which it retries.""")
 
 write_case("nvidia-nccl-flight-recorder", "training", "/var/log/training/job-23/rank-0.log", None,
     [
@@ -2196,7 +2199,7 @@ that names no task type (hiyouga/LlamaFactory#3670), is left to the message line
 write_case("nvidia-gke-node-condition", "kubernetes", "/var/log/nodes/describe-node.txt", None,
     [
         ('  XidCriticalError     True    Mon, 23 Jun 2025 18:45:43 +0000   Mon, 23 Jun 2025 18:44:57 +0000   {"31":true}                  6e43a052-e544-467b-a972-63d7cd2ce80a',
-         [("nvidia.device-plugin.xid-critical", "", SUB, "XID31")]),
+         [("nvidia.gke.xid-node-condition", "", NOT, "XID31")]),
         none("  XidCriticalError     False   Mon, 23 Jun 2025 18:40:00 +0000   Mon, 23 Jun 2025 18:40:00 +0000   {}                           6e43a052-e544-467b-a972-63d7cd2ce80a"),
         none("  MemoryPressure       False   Mon, 23 Jun 2025 18:45:43 +0000   Mon, 23 Jun 2025 18:44:57 +0000   KubeletHasSufficientMemory   kubelet has sufficient memory available"),
     ],
@@ -2204,5 +2207,34 @@ write_case("nvidia-gke-node-condition", "kubernetes", "/var/log/nodes/describe-n
 GKE's GPU device plugin sets a node condition XidCriticalError, its message the Xids as JSON;
 `kubectl describe node` prints it as a row of the conditions table, quoted from a public issue
 thread (GoogleCloudPlatform/container-engine-accelerators#497; an Xid 31 the reporter
-triggered). The node's, no GPU named. The other two rows are constructed in the same table's
-shape: the condition False, and another condition.""")
+triggered). The node's, no GPU named, and recorded: an Xid 31 is the application's, and the
+kernel's Xid line carries the device and the level. The other two rows are constructed in the
+same table's shape: the condition False, and another condition.""")
+
+write_case("framework-forms-batch9", "training", "/var/log/training/job-25/worker.log", None,
+    [
+        ('horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: unhandled cuda error',
+         [("nvidia.nccl.error", "", RBUS, "")]),
+        none("horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: invalid usage"),
+        ('[ERROR] TSCH(-1,null):2020-06-04-10:51:09.520.395 28 (cpuid:0) ai_core_dispatcher.c:1012 bs_done_exception_proc_timeout: slot_id=1,TS_ctrl=0x4,exception_core_list=0x0,current core usage=0x1,AI_CORES_COUNT=2, fault_task=0',
+         [("ascend.aicore.error", "", RBUS, "")]),
+        ('[PID: 3448331] 2025-12-04-21:59:08.232.310 Execution Error ROCE CQE(EI0013): An error CQE occurred during operator execution. Local information: server 127.0.0.1, device ID 0, device IP 127.10.0.1. Peer information: server 127.0.0.2, device ID 1, device IP 127.10.0.2.',
+         [("ascend.network.rdma-cqe-error", "0", SUB, "")]),
+        none("Possible Cause: 1. The network between two devices is abnormal. For example, the network port is intermittently disconnected.2. The peer process exits abnormally in advance. As a result, the local end cannot receive the response from the peer end."),
+    ],
+    note="""
+Quoted from public sources (tests/corpus/expected.tsv gives each): Horovod naming the NCCL call
+that failed with an unhandled CUDA error (horovod/horovod#3618), the device TS scheduler's AI
+Core task timeout (the Ascend case library), and HCCL's EI0013 report of an error CQE, whose
+local device is the first "device ID" (the HCCL user guide; its "Possible Cause" line after it
+is no report). The invalid-usage line is constructed: the application's, no fault.""")
+
+write_case("nvidia-ggml-current-device", "training", "/var/log/training/job-26/server.log", None,
+    [
+        ('1.35.381.106 E CUDA error: the launch timed out and was terminated',
+         [("nvidia.cuda.launch-timeout", "0", RBUS, "")]),
+        none('1.35.381.108 E   current device: 0, in function ggml_backend_cuda_synchronize at /home/mukmckenzie/Documents/GitHub/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:2530'),
+    ],
+    note="""
+llama.cpp's ggml reports a CUDA error and, on the next line, "current device: 0", quoted from a
+public issue thread (ggml-org/llama.cpp#27102): the device comes from the neighbouring line.""")

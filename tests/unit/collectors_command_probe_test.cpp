@@ -132,6 +132,15 @@ TEST_CASE("probe: a failed run's own words are news once per output, until the d
   CHECK(other == Strings{"No devices were found"});
   t.output_handed_on("");
   CHECK(t.failed_output("", "No devices were found\n").empty());
+  // A tool that alternates between two messages is not news at every run; the oldest of more
+  // than four messages is forgotten.
+  CHECK(t.failed_output("", lost).empty());
+  for (int i = 0; i < 3; ++i) {
+    CHECK(t.failed_output("", "timeout " + std::to_string(i)).size() == 1);
+    t.output_handed_on("");
+  }
+  CHECK(t.failed_output("", lost).size() == 1);  // the fifth since it was said
+  CHECK(t.failed_output("", "timeout 2").empty());
   // The device answered: the next failure is news again, whatever it says. Other devices keep
   // their own.
   CHECK(t.failed_output("3", lost).size() == 1);

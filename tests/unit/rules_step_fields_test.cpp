@@ -146,6 +146,16 @@ TEST_CASE("step fields: a key and its value joined by a verb", "[rules][step_fie
                   "24.221), ('acc_rich', 1.0)]") == Fields{{"step", "3"}, {"loss", "24.221"}});
   // A list of names is no pair: "['loss', 'acc']" gives nothing.
   CHECK(fields_of("metrics: ['loss', 'acc'], 3 epochs").empty());
+  // A verb that joins no value, or a value that is a condition or a question, is no field.
+  for (const char* prose :
+       {"loss is not nan", "Checking whether loss is nan or inf", "loss is nan? False",
+        "Stop training when the loss is nan", "The step is skipped when grad norm is inf",
+        "if the loss is nan, the step is skipped"}) {
+    INFO(prose);
+    CHECK(fields_of(prose).empty());
+  }
+  // A key of several words, one of them a value word.
+  CHECK(fields_of("The number of nan iterations is 2.") == Fields{{"nan_iterations", "2"}});
   // The verb does not make a key of prose: DeepSpeed's hysteresis is no field.
   CHECK(fields_of("but hysteresis is 2. Reducing hysteresis to 1").empty());
 }
