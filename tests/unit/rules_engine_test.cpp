@@ -323,6 +323,47 @@ TEST_CASE("engine: line numbers and offsets count from the chunk's start", "[rul
   CHECK(s.stats.candidate_lines == 4);
 }
 
+TEST_CASE("engine: rules without a regex on one line expand their own templates",
+          "[rules][engine]") {
+  // Their expansions are reused between neighbouring rules of the same templates
+  // (rules/ruleset.cpp, expand_device_and_code). Each rule below differs from the one before
+  // it in one thing only: its code template, its device template, its step fields; the first
+  // of the next line is the last of this one's twin.
+  const auto set = build(R"(rules:
+  - id: plain
+    match: { any: hit }
+  - id: coded
+    match: { any: hit }
+    fault: { code: "E1{scale}" }
+  - id: plain-again
+    match: { any: hit }
+  - id: prefixed
+    match: { any: hit }
+    device: "npu{device}"
+  - id: scaled
+    match: { any: hit }
+    fault: { code: "{scale}" }
+  - id: scaled-from-step
+    match: { any: hit, fields: step }
+    fault: { code: "{scale}" }
+  - id: plain-last
+    match: { any: hit }
+)");
+  const auto s = scan(*set, "hit device_id=3 step: 7, scale: 1024\nhit device_id=5\n");
+  REQUIRE(rules_of(s) == Strings{"plain@1", "coded@1", "plain-again@1", "prefixed@1", "scaled@1",
+                                 "scaled-from-step@1", "plain-last@1", "plain@2", "coded@2",
+                                 "plain-again@2", "prefixed@2", "scaled@2", "plain-last@2"});
+  CHECK(s.findings[0].device == "3");
+  CHECK(s.findings[1].code == "E1");  // no step fields: no scale to expand
+  CHECK(s.findings[2].code == "");
+  CHECK(s.findings[3].device == "npu3");
+  CHECK(s.findings[4].code == "");
+  CHECK(s.findings[5].code == "1024");  // the step fields' scale
+  CHECK(s.findings[6].device == "3");
+  CHECK(s.findings[7].device == "5");  // the next line's own device
+  CHECK(s.findings[10].device == "npu5");
+}
+
 TEST_CASE("engine: one finding per matching rule per line, in rule order", "[rules][engine]") {
   const auto set = build(R"(rules:
   - id: second-trigger
