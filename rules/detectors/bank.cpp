@@ -73,6 +73,7 @@ void DetectorBank::configure(const std::vector<std::pair<std::string, DetectorSp
     it = series_.erase(it);
   }
   specs_ = std::move(next);
+  recent_.clear();
   if (specs_.empty()) labels_.clear();
 }
 
@@ -83,6 +84,7 @@ DetectorBank::Series& DetectorBank::series_for(const std::string& key, std::stri
     return *it->second;
   }
   while (series_.size() >= max_series_ && !lru_.empty()) {
+    for (auto& r : recent_) r.series = nullptr;
     series_.erase(lru_.back());
     lru_.pop_back();
     ++counters_.evicted;
@@ -93,6 +95,18 @@ DetectorBank::Series& DetectorBank::series_for(const std::string& key, std::stri
   lru_.push_front(key);
   s->lru = lru_.begin();
   return *series_.emplace(key, std::move(s)).first->second;
+}
+
+DetectorBank::Recent* DetectorBank::recent_for(std::string_view rule) {
+  for (auto& r : recent_) {
+    if (r.rule == rule) return &r;
+  }
+  const auto it = specs_.find(rule);
+  if (it == specs_.end()) return nullptr;
+  Recent& r = recent_.emplace_back();
+  r.rule = rule;
+  r.spec = &it->second;
+  return &r;
 }
 
 // What a match says that every rule it feeds reads the same way: read once per line.
@@ -127,9 +141,9 @@ std::optional<Finding> DetectorBank::observe(const Finding& match, TimePoint now
 std::optional<Finding> DetectorBank::observe_rule(const std::shared_ptr<const Finding>& shared,
                                                   MatchFacts& facts, std::string_view rule,
                                                   FaultLevel level, TimePoint now) {
-  const auto spec_it = specs_.find(rule);
-  if (spec_it == specs_.end()) return std::nullopt;
-  const DetectorSpec& spec = spec_it->second;
+  Recent* recent = recent_for(rule);
+  if (recent == nullptr) return std::nullopt;
+  const DetectorSpec& spec = *recent->spec;
   const Finding& match = *shared;
 
   const std::string_view rank = facts.rank;
@@ -141,17 +155,27 @@ std::optional<Finding> DetectorBank::observe_rule(const std::shared_ptr<const Fi
       device = it->second;
     }
   }
-  key_.assign(rule);
-  key_ += '\x1f';
-  if (!spec.per_device || device.empty()) {
-    key_.append(facts.stream);
+  Series* found = recent->series;
+  if (found != nullptr && recent->device == device && recent->rank == rank &&
+      recent->stream == facts.stream) {
+    lru_.splice(lru_.begin(), lru_, found->lru);
+  } else {
+    key_.assign(rule);
     key_ += '\x1f';
-    key_ += rank;
+    if (!spec.per_device || device.empty()) {
+      key_.append(facts.stream);
+      key_ += '\x1f';
+      key_ += rank;
+    }
+    key_ += '\x1f';
+    key_ += device;
+    found = &series_for(key_, rule, spec);
+    recent->series = found;
+    recent->stream.assign(facts.stream);
+    recent->rank.assign(rank);
+    recent->device.assign(device);
   }
-  key_ += '\x1f';
-  key_ += device;
-
-  Series& s = series_for(key_, rule, spec);
+  Series& s = *found;
   s.device.assign(device);
   s.rank.assign(spec.per_device ? std::string_view() : rank);
   const std::optional<int64_t> step = facts.step;

@@ -88,6 +88,8 @@ class DetectorBank {
   struct Labels;
   struct MatchFacts;
   Series& series_for(const std::string& key, std::string_view rule, const DetectorSpec& spec);
+  struct Recent;
+  Recent* recent_for(std::string_view rule);
   MatchFacts facts_of(const Finding& match);
   // `match` observed by one of the rules it feeds.
   std::optional<Finding> observe_rule(const std::shared_ptr<const Finding>& match,
@@ -110,6 +112,16 @@ class DetectorBank {
   std::unordered_map<std::string, std::unique_ptr<Labels>> labels_;
   Counters counters_;
   std::string key_;  // scratch for series and label keys (no allocation per observation)
+  // Per detector rule, its spec and the series it fed last: a step line feeds up to six rules,
+  // each mostly the same series as on the line before, found without building and hashing its
+  // key. Cleared whenever a series is dropped.
+  struct Recent {
+    std::string rule;
+    const DetectorSpec* spec = nullptr;
+    std::string stream, rank, device;  // what the series' key was built from
+    Series* series = nullptr;
+  };
+  std::vector<Recent> recent_;
   std::vector<Finding> scratch_;  // apply()'s output before it is swapped into place
 };
 

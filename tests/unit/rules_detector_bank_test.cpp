@@ -155,6 +155,28 @@ TEST_CASE("bank: the series cap evicts the least recently used", "[rules][detect
   CHECK(bank.counters().evicted == 6);
 }
 
+TEST_CASE("bank: a rule's last series, once evicted by another rule's, is made afresh",
+          "[rules][detectors][bank]") {
+  // Each rule remembers the series it fed last, to find it again without its key: an eviction
+  // must make it forget, or the third observation would feed a dropped series.
+  DetectorBank bank(1);
+  bank.configure({{"r1", strikes()}, {"r2", strikes()}});
+  bank.observe(match("r1", "/f", 0, {{"grad_norm", "1"}}, "0"), kT0);
+  bank.observe(match("r2", "/f", 0, {{"grad_norm", "1"}}, "0"), kT0);
+  CHECK(bank.counters().evicted == 1);
+  bank.observe(match("r1", "/f", 1, {{"grad_norm", "1"}}, "0"), kT0 + 1s);
+  CHECK(bank.counters().evicted == 2);
+  CHECK(bank.counters().series == 1);
+  // The same rule on another device, then back: two series, each found again.
+  DetectorBank two(8);
+  two.configure({{"r", strikes()}});
+  for (int i = 0; i < 4; ++i) {
+    two.observe(match("r", "/f", static_cast<uint64_t>(i), {{"grad_norm", "1"}}, i % 2 ? "1" : "0"),
+                kT0 + i * 1s);
+  }
+  CHECK(two.counters().series == 2);
+}
+
 TEST_CASE("bank: a step that goes back starts the series afresh", "[rules][detectors][bank]") {
   DetectorBank bank;
   bank.configure({{"r", strikes()}});
