@@ -2238,3 +2238,20 @@ write_case("nvidia-ggml-current-device", "training", "/var/log/training/job-26/s
     note="""
 llama.cpp's ggml reports a CUDA error and, on the next line, "current device: 0", quoted from a
 public issue thread (ggml-org/llama.cpp#27102): the device comes from the neighbouring line.""")
+
+write_case("ascend-npu-smi-table-in-log", "training", "/var/log/training/job-27/launch.log", None,
+    [
+        none("| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|"),
+        ('| 0     Ascend910           | Alarm         | 161.8       34                0    / 0             |',
+         [("ascend.npu-smi.table-health-in-log", "0", SUB, "")]),
+        none("| 0     0                   | 0000:9D:00.0  | 0           0    / 0          3165 / 65536         |"),
+        none("| 1     Ascend910           | OK            | 158.2       35                0    / 0             |"),
+        ('| 6     910B3               | Critical      | 95.5        40                0    / 0             |',
+         [("ascend.npu-smi.table-health-in-log", "6", SUB, "")]),
+        none("| 3     sda                 | Warning       | SMART: reallocated sectors                          |"),
+    ],
+    note="""
+An npu-smi info table a job's launch script printed into its log. The header and the Alarm row
+of card 0 with its chip row are quoted from a public issue thread (vllm-project/vllm-ascend#9824,
+an A3 node); the OK and Critical rows are constructed in the same shape, and the last row is
+another tool's table: its second cell names no Ascend chip.""")
