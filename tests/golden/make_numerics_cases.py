@@ -135,7 +135,7 @@ scale calibrating at iterations 1-5 down to 4096 (quiet: a healthy scale), grad 
 both counters 0 for three intervals (Megatron-DeepSpeed#396: non_finite records the first and
 fires on the third; NaN is not a feature-value strike), skipped iterations in three intervals at
 2048-512 (rate fires), a grad-norm spike (strike), slow intervals (slow_step), the scale then
-driven from 512 to 1 (a storm every third interval; collapse on the third drop to 64 or below
+driven from 512 to 1 (a storm every third interval; collapse on the second drop to 64 or below
 and at the floor), an hour of silence (stall).""")
     c.add("... | lm loss: 7.334521E-01 | loss scale: 1.0 | grad norm: 0.752 | number of skipped iterations:   0 | number of nan iterations:   0 |")
     scale = 4096.0 * 32
@@ -169,7 +169,7 @@ and at the floor), an hour of silence (stall).""")
         if i == 64:
             c.expect("training.megatron.slow-step", "SubHealthFault")
     # Overflow on every interval from here: the scale goes down from 512 to 1. Every third
-    # skipped interval is another storm; the third drop to 64 or below (16) is a collapse, and
+    # skipped interval is another storm; the second drop to 64 or below (32) is a collapse, and
     # the last reaches the floor.
     drops = 0
     while scale > 1:
@@ -178,7 +178,7 @@ and at the floor), an hour of silence (stall).""")
         c.add(it(160 + drops, skipped=1))
         if drops % 3 == 0:
             c.expect(STORM, "SubHealthFault")
-        if scale == 16 or scale == 1:
+        if scale == 32 or scale == 1:
             c.expect(COLLAPSE, "SubHealthFault")
     c.tick_after = "1h"
     c.expect("training.megatron.stall", "SubHealthFault")
@@ -343,6 +343,19 @@ scale below 4096 is also a storm.""")
     return c
 
 
+def deepspeed_low_scale():
+    c = Case("numerics-deepspeed-low-scale", """
+DeepSpeed's scaler overflowing twice in a row once its scale is at or below 64, verbatim from a
+public issue thread (CarperAI/trlx, tests/corpus/expected.tsv: a PPO run at step ~1044 of 6400,
+128 to 64 to 32): the first drop to 64 is quiet, the second is a collapse. (A rise between two
+such drops starts the count over: rules_detectors_test.cpp.)""")
+    c.add("[2023-02-28 20:08:24,113] [INFO] [stage_1_and_2.py:1769:step] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 128.0, reducing to 64.0")
+    c.add("[2023-02-28 20:08:24,338] [INFO] [stage_1_and_2.py:1769:step] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 64.0, reducing to 32.0")
+    c.expect(COLLAPSE, "SubHealthFault")
+    return c
+
+
 for case in (mindspore(), mindformers(), megatron(), deepspeed(), apex(), mindyolo(), hf(),
-             stop_messages(), tensorboard(), funasr(), deepspeed_calibration(), deepspeed_stuck()):
+             stop_messages(), tensorboard(), funasr(), deepspeed_calibration(), deepspeed_stuck(),
+             deepspeed_low_scale()):
     case.write()
