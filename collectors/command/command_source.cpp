@@ -443,15 +443,18 @@ struct CommandSource::Impl {
       }
     }
     publish_probes();
+    // The tool's own words go out as their own chunk (source type command_output), before the
+    // records: no rule that trusts only faultd's records reads them. Each part is marked handed
+    // on when its chunk is taken, so a refused one is offered again, alone.
+    if (!printed.empty()) {
+      if (!emit(run, now, printed, "command_output", sink)) return false;
+      probes.output_handed_on(device);
+    }
     const bool probed = probe_line.has_value();
-    const bool told = !printed.empty();
-    lines.insert(lines.begin(), std::make_move_iterator(printed.begin()),
-                 std::make_move_iterator(printed.end()));
     if (probe_line) lines.insert(lines.begin(), std::move(*probe_line));
     if (lines.empty()) return true;
-    if (!emit(run, now, lines, sink)) return false;
+    if (!emit(run, now, lines, "command", sink)) return false;
     if (probed) probes.handed_on(device);
-    if (told) probes.output_handed_on(device);
     return true;
   }
 
@@ -481,7 +484,8 @@ struct CommandSource::Impl {
     probe_up = std::move(up);
   }
 
-  bool emit(const Run& run, TimePoint now, const std::vector<std::string>& lines, ChunkSink& sink) {
+  bool emit(const Run& run, TimePoint now, const std::vector<std::string>& lines,
+            std::string_view source_type, ChunkSink& sink) {
     std::string data;
     for (const std::string& line : lines) {
       data += line;
@@ -492,7 +496,7 @@ struct CommandSource::Impl {
     uint64_t& end = stream_end[stream];
     Chunk chunk;
     chunk.source = config.name;
-    chunk.source_type = "command";
+    chunk.source_type = source_type;
     chunk.path = path;
     chunk.identity.dev = 0;
     chunk.identity.ino = stream;

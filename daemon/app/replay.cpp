@@ -184,6 +184,7 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
     const auto observation = observe(parser, std::string_view(output).substr(command.length),
                                      command.device, command.chip, error);
     std::vector<std::string> lines;
+    std::string_view source_type = "command";  // the records a command source would write
     if (!observation) {
       // Not the parser's output (or cut off): said, and its own lines go to the rules, as a
       // failed poll's output does (collectors/command/records.hpp: the tool's error message,
@@ -191,6 +192,7 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
       err << "faultd: " << path << ": not " << to_string(parser) << " output: " << error << '\n';
       ++sum.garbled;
       lines = failed_output_lines(std::string_view(output).substr(command.length));
+      source_type = "command_output";
     } else {
       if (observation->truncated) {
         err << "faultd: " << path << ": " << error
@@ -206,7 +208,7 @@ ReplaySummary replay_outputs(const Config& config, CommandParser parser,
     for (const auto& line : lines) data += line + '\n';
     Chunk c;
     c.source = source;
-    c.source_type = "command";  // the records a command source would write from this output
+    c.source_type = source_type;
     c.path = path;
     c.end_offset = data.size();
     c.first_line = 1;

@@ -48,11 +48,14 @@ inline constexpr int kDeviceStateCount = 3;
 std::string_view to_string(DeviceState state);
 std::optional<DeviceState> parse_device_state(std::string_view text);
 
-// The types of source a config can name. A rule may accept lines from some types only
+// What may have written a chunk's lines: the source types a config can name, and
+// `command_output` (below). A rule may accept lines from some types only
 // (`source_types`): the records a command source writes from npu-smi's output are trusted as
 // such only when a command source wrote them, never when a log file says the same.
-inline constexpr std::array<std::string_view, 4> kSourceTypes = {"file", "command", "kmsg",
-                                                                 "overflow_dump"};
+// `command_output` is what a command printed itself when its run failed (its error message):
+// the tool's words, handed to the rules like a log's, never taken for one of faultd's records.
+inline constexpr std::array<std::string_view, 5> kSourceTypes = {
+    "file", "command", "command_output", "kmsg", "overflow_dump"};
 bool is_source_type(std::string_view type);
 
 // A device id as it may appear in a metric label, a hook's environment or the store:

@@ -2255,3 +2255,19 @@ An npu-smi info table a job's launch script printed into its log. The header and
 of card 0 with its chip row are quoted from a public issue thread (vllm-project/vllm-ascend#9824,
 an A3 node); the OK and Critical rows are constructed in the same shape, and the last row is
 another tool's table: its second cell names no Ascend chip.""")
+
+write_case("command-output-of-a-failed-run", "gpu-health", "nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader", None,
+    [
+        ("Unable to determine the device handle for GPU 0000:C1:00.0: GPU is lost.  Reboot the system to recover this GPU",
+         [("nvidia.gpu.lost", "0000:C1:00", RNPU, "")]),
+        none("npu-smi health: device=3 status=OK recovered"),
+        none('probe: device=5 status=unresponsive failures=3 reason="timed out after 3s"'),
+        none("deviceinfo: device=2 status=Fault code=8C084E00 fault_level=RestartBusiness"),
+    ],
+    note="""
+What a command printed when its run failed (source type command_output): its error message goes
+to the rules like a log's line, so nvidia-smi's "GPU is lost" (quoted from a public issue thread,
+NVIDIA/k8s-device-plugin#231) is a finding, but it is never taken for one of faultd's own records:
+the record lines, were a tool to print them, raise and clear nothing (the record rules take
+`source_types: [command]`). The record lines are constructed in faultd's own format.""",
+    source_type="command_output")

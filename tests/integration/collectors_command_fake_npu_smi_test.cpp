@@ -33,6 +33,7 @@ const std::string kFakeNpuSmi = std::string(FAULTD_SOURCE_DIR) + "/tests/sim/fak
 
 struct Received {
   std::string path;
+  std::string source_type;
   FileIdentity identity;
   uint64_t start_offset = 0;
   uint64_t end_offset = 0;
@@ -42,8 +43,8 @@ struct Received {
 class Sink final : public ChunkSink {
  public:
   bool on_chunk(const Chunk& c) override {
-    chunks.push_back(
-        {std::string(c.path), c.identity, c.start_offset, c.end_offset, std::string(c.data)});
+    chunks.push_back({std::string(c.path), std::string(c.source_type), c.identity, c.start_offset,
+                      c.end_offset, std::string(c.data)});
     return true;
   }
   Strings lines() const {
@@ -227,6 +228,12 @@ TEST_CASE("command source: failing, hanging and garbled commands are counted, ot
   CHECK(contains(sink.lines(),
                  "probe: device=6 status=unresponsive failures=3 reason=\"exit "
                  "status 1: Error: device not found or permission denied\""));
+  // The tool's words come in chunks of their own type, faultd's records as `command`: a rule
+  // that trusts only records (source_types: [command]) never reads what a tool printed.
+  for (const Received& chunk : sink.chunks) {
+    const bool told = chunk.data == "Error: device not found or permission denied\n";
+    CHECK(chunk.source_type == (told ? "command_output" : "command"));
+  }
 }
 
 TEST_CASE("command source: a hung card is unresponsive after N timeouts, then recovers") {
