@@ -447,7 +447,7 @@ std::string_view line_device(std::string_view line) {
     return {dev.data(), dev.size()};
   }
   static const RE2 re(
-      R"((?:\b(?:[Dd]evice[_ ]?[Ii][Dd]|[Dd]ev_?[Ii][Dd])(?:\s*[=:]\s*|\[|-|\s+)|\bcudaDev\s|\bdevice\s+ordinal\s+|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\b[Dd]evice:\s*|\bDevice\s|\bdevice(?:\s+is)?\s+|\(device=|\bNPU\s|\bchipId:|\bGPU[\s=:]|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.:]|\.(?:\D|$)|:(?:[^\dA-Fa-f]|$)|$))");
+      R"((?:\b(?:[Dd]evice[_ ]?[Ii][Dd]|[Dd]ev_?[Ii][Dd])(?:\s*[=:]\s*\[?|\[|-|\s+)|\bcudaDev\s|\bdevice\s+ordinal\s+|\[devid-|\bdevice\((?:chipId:)?|\b[Dd]evice\[|\bDEVICE\[|\b[Dd]evice:\s*|\bDevice\s|\bdevice(?:\s+is)?\s+|\(device=|\bNPU\s|\bchipId:|\bGPU[\s=:]|\bcuda:|\blogicDevId\[|\bdeviceLogicId[\[=])(\d{1,4})(?:[^\d.:]|\.(?:\D|$)|:(?:[^\dA-Fa-f]|$)|$))");
   re2::StringPiece subs[2];
   if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, subs,
                 2)) {

@@ -2271,3 +2271,31 @@ NVIDIA/k8s-device-plugin#231) is a finding, but it is never taken for one of fau
 the record lines, were a tool to print them, raise and clear nothing (the record rules take
 `source_types: [command]`). The record lines are constructed in faultd's own format.""",
     source_type="command_output")
+
+write_case("framework-forms-batch10", "training", "/var/log/training/job-28/worker.log", None,
+    [
+        ("FloatingPointError: Loss became infinite or NaN at iteration=137!",
+         [("training.framework.non-finite-stop", "", SUB, "")]),
+        ("[rank2]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete",
+         [("pytorch.gloo.timeout", "", RBUS, "")]),
+        ("slurmstepd: error: NVML: Failed to get usage(15): GPU is lost",
+         [("nvidia.gpu.lost", "", RNPU, "")]),
+        none("2020-11-28 09:40:14.792808: W tensorflow/core/framework/op_kernel.cc:1763] OP_REQUIRES failed at image_resizer_state.h:142 : Resource exhausted: OOM when allocating tensor with shape[1,416,416,3] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu"),
+        ("RuntimeError: Malloc for kernel output failed, Memory isn't enough, node:Default/Cast-op446",
+         [("ascend.memory.device-oom", "", RBUS, "")]),
+        ("[2025-11-25 17:23:11,888] [249] [281471718846752] [llm] [ERROR] [logging.py-348] : Warmup failed, because of multimodal model inference out of memory when `maxInputTokenLen` set to 8192. Please try to decrease `maxPrefillTokens` in config.json of mindie-service.",
+         [("ascend.memory.device-oom", "", RBUS, "")]),
+        ("/root/ascend/log/debug/plog/plog-1012_20260714155522356.log:158:[ERROR] RUNTIME(1012,):2026-07-14-15:55:27.012.914 [device_error_core_proc.cc:399]1093 CheckSmmuFault:Get isSmmuFault is 1.",
+         [("ascend.aicore.error", "", RBUS, "")]),
+        none("EH9999: [PID: 1439] 2025-04-28-02:50:24.965.356 [Init][PlatformInfo]init runtime platform info failed, SocVersion = Ascend910B2[FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]"),
+    ],
+    note="""
+Lines of a tenth and an eleventh batch of public samples, each verbatim from its issue thread
+(tests/corpus/expected.tsv gives each): detectron2 stopping for a NaN loss
+(youngwanLEE/centermask2#9), a gloo barrier timing out (meta-pytorch/torchtune#2676), Slurm's
+step daemon reading NVML's GPU-is-lost status (LSSI-ETH/plmfit#40), MindSpore's PyNative
+runner and MindIE's warm-up out of device memory (mindspore-lab/mindone#465,
+gpustack/gpustack#3541), the runtime finding an SMMU fault behind an AI Core exception
+(vllm-project/vllm-ascend#11859). Two look-alikes: TensorFlow's CPU allocator out of host RAM
+(tensorflow/tensorflow#45238) and CANN failing to initialise for a SoC it was not installed for
+(vllm-project/vllm-ascend#692).""")

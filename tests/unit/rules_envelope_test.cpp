@@ -164,6 +164,10 @@ TEST_CASE("device spellings and process ids on a line", "[rules][envelope]") {
   CHECK(line_device("userRankId[3], deviceLogicId[0]") == "0");
   CHECK(line_device("logicDevId[-1]") == "");
   CHECK(line_device("[WARN] exception_cb deviceId:0 streamId:8 taskId:1275 failed:500002") == "0");
+  // HCCL's task exception report brackets the value after the colon (vllm-project/vllm-ascend
+  // #13482); an address in the brackets is still none.
+  CHECK(line_device("Task run failed, opData information is deviceId:[3], index[1338]") == "3");
+  CHECK(line_device("deviceId:[127.10.0.1]") == "");
   // A PCI address is a bus id, never a device numbered by its domain (NVIDIA/NVSentinel#155).
   CHECK(line_device("NVRM: The NVIDIA GPU 0000:b3:00.0") == "0000:b3:00.0");
   CHECK(line_device("GPU 00000000:3B:00.0: Detected Critical Xid Error") == "00000000:3B:00.0");

@@ -111,8 +111,8 @@ TEST_CASE("parse: unknown keys are reported where they are", "[rules][parse]") {
     match: { any: x }
     source_types: [command, pipe]
 )",
-                    "t.yaml:4:29: source type 'pipe' is not one of file, command, kmsg, "
-                    "overflow_dump");
+                    "t.yaml:4:29: source type 'pipe' is not one of file, command, "
+                    "command_output, kmsg, overflow_dump");
   require_one_error(R"(rules:
   - id: a
     match:
