@@ -76,8 +76,10 @@ enum class Word : uint8_t {
   eval,
   test,
   nll,
-  copula,    // "is", "was", "are", "were": between a key and its value ("The grad norm is nan.")
-  condition  // "if", "when", "whether", "until", "unless": a key under it is no statement
+  copula,     // "is", "was", "are", "were": between a key and its value ("The grad norm is nan.")
+  condition,  // "if", "when", "whether", "until", "unless": a key under it is no statement
+  before,     // PaddlePaddle's scaler: "scale_before: 0.25, scale_after: 0.125"
+  after
 };
 
 // Bytes [from, to) of `text`, lower-cased, as one integer (at most eight of them).
@@ -127,10 +129,12 @@ Word classify(std::string_view w) {
       {"total", Word::total},
       {"valid", Word::valid},
       {"until", Word::condition},
+      {"after", Word::after},
       {"scaler", Word::scaler},
       {"adjust", Word::adjust},
       {"global", Word::global},
       {"unless", Word::condition},
+      {"before", Word::before},
       {"updates", Word::updates},
       {"skipped", Word::skipped},
       {"whether", Word::condition},
@@ -142,7 +146,7 @@ Word classify(std::string_view w) {
   };
   constexpr size_t kShortest = 2, kLongest = 10;
   // kFirst[n - kShortest]: the first word of length n; kFirst[n + 1 - kShortest] ends them.
-  static constexpr uint8_t kFirst[] = {0, 4, 12, 24, 29, 33, 36, 38, 40, 41};
+  static constexpr uint8_t kFirst[] = {0, 4, 12, 24, 30, 35, 38, 40, 42, 43};
   static_assert(std::size(kFirst) == kLongest - kShortest + 2);
   static_assert([] {
     for (size_t n = kShortest; n <= kLongest; ++n) {
@@ -229,6 +233,8 @@ bool may_be_field(const Key& k) {
     case Word::ms:
     case Word::time:
     case Word::updates:
+    case Word::before:
+    case Word::after:
       return true;
     default:
       return camel_loss(k.last()) || k.first_id() == Word::loss;
@@ -243,9 +249,11 @@ std::string_view canonical(const Key& k) {
   if (k.ends_with({W::nan, W::iterations})) return "nan_iterations";
   if (k.ends_with({W::skipped, W::iterations})) return "overflow";
   if (k.ends_with({W::overflow}) || k.ends_with({W::overflow, W::cond})) return "overflow";
-  if (k.ends_with({W::attempted, W::loss, W::scale}) || k.ends_with({W::scale, W::from})) {
+  if (k.ends_with({W::attempted, W::loss, W::scale}) || k.ends_with({W::scale, W::from}) ||
+      k.ends_with({W::scale, W::before})) {
     return "scale_from";
   }
+  if (k.ends_with({W::scale, W::after})) return "scale";
   if (k.ends_with({W::scale, W::to}) || k.ends_with({W::reducing, W::to}) ||
       (k.ends_with({W::adjust, W::to}) && k.has(W::scale))) {
     return "scale";

@@ -14,8 +14,9 @@
 //                   and that is no scale or validation loss
 //   grad_norm       grad norm, grad_norm, gnorm, global norm, total norm, norm
 //   scale           loss scale, loss_scale, scale, cur scale, grad scale, and the "... to N"
-//                   phrases of the scalers; scale_from is DeepSpeed's "Attempted loss scale"
-//                   and the N of "loss scale from N to M"
+//                   phrases of the scalers, PaddlePaddle's scale_after; scale_from is
+//                   DeepSpeed's "Attempted loss scale", the N of "loss scale from N to M"
+//                   and PaddlePaddle's scale_before
 //   overflow        overflow / overflow cond / is overflow (True, False, or a number), the
 //                   number of skipped iterations; else the word itself when a loss scaler's
 //                   line reports one ("OVERFLOW! ... Skipping step", "Gradient overflow.

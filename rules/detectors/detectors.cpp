@@ -85,8 +85,20 @@ class Rate final : public Detector {
     } else if (from) {
       last_scale_ = from;
     }
-    if (!s_.field.empty() && !is_set(x.get(s_.field))) return std::nullopt;
-    if (s_.probe_scale > 0 && at && *at >= s_.probe_scale) return std::nullopt;
+    const bool overflow = s_.field.empty() || is_set(x.get(s_.field));
+    // A scaler that overflows step after step and never lowers its scale is not calibrating:
+    // a dynamic one halves it on the second overflow in a row at the latest (its hysteresis),
+    // a fixed one (Megatron's --loss-scale) never will, and no step trains. Only lines that
+    // name their step and scale tell: four ranks printing one overflow are not four steps.
+    bool held = false;
+    if (x.has_step && scale) {
+      held = overflow && previous_overflowed_ && x.pos > previous_pos_ && *scale >= previous_scale_;
+      previous_overflowed_ = overflow;
+      previous_pos_ = x.pos;
+      previous_scale_ = *scale;
+    }
+    if (!overflow) return std::nullopt;
+    if (s_.probe_scale > 0 && at && *at >= s_.probe_scale && !held) return std::nullopt;
     if (in_warmup(x, s_.warmup)) return std::nullopt;
     if (window_.add(x.time, x.pos) < static_cast<size_t>(s_.count)) return std::nullopt;
     window_.clear();  // the next verdict needs `count` new matches
@@ -98,6 +110,9 @@ class Rate final : public Detector {
   const DetectorSpec s_;
   Window window_;
   std::optional<double> last_scale_;
+  bool previous_overflowed_ = false;  // the last line with a step and a scale overflowed
+  int64_t previous_pos_ = 0;          // its step
+  double previous_scale_ = 0;         // its scale
 };
 
 class LossScaleCollapse final : public Detector {

@@ -292,8 +292,8 @@ third in a row marks the device warning. The INFO lines around them give nothing
     for i in range(3):
         c.add("2020-10-01 10:25:50 | WARNING | root | NaN or Inf found in input tensor.")
         if i == 0:
-            c.expect("training.tensorboard.non-finite", "NotHandleFault")
-    c.expect("training.tensorboard.non-finite", "SubHealthFault")
+            c.expect("training.logger.non-finite", "NotHandleFault")
+    c.expect("training.logger.non-finite", "SubHealthFault")
     c.add("2020-10-01 10:25:50 | INFO | fairseq.trainer | begin training epoch 74")
     return c
 
@@ -355,7 +355,34 @@ such drops starts the count over: rules_detectors_test.cpp.)""")
     return c
 
 
+def yolact():
+    c = Case("numerics-yolact", """
+YOLACT's loss averages refusing NaN and Inf losses, verbatim from a public issue thread
+(dbolya/yolact#318, tests/corpus/expected.tsv): read as a non-finite loss, the first is
+recorded and the third in a row marks the device warning.""", path="/var/log/training/job-30/train.log",
+             device="")
+    for i, v in enumerate(["nan", "inf", "nan"]):
+        c.add("Warning: Moving average ignored a value of %s" % v)
+        if i == 0:
+            c.expect("training.logger.non-finite", "NotHandleFault")
+    c.expect("training.logger.non-finite", "SubHealthFault")
+    return c
+
+
+def paddle_scaler():
+    c = Case("numerics-paddle-scaler", """
+PaddleNLP's trainer skipping optimizer steps with its loss scale already below 1, verbatim from
+a public issue thread (PaddlePaddle/PaddleNLP#7537, tests/corpus/expected.tsv): scale_before and
+scale_after are the scale it tried and the one it fell to; 0.25 to 0.125 is below the floor, a
+collapse at once (and found once).""", path="/var/log/training/job-31/workerlog.0", device="")
+    c.add("[2023-11-28 14:31:29,583] [ WARNING] - optimizer not run, scale_before: 0.25, scale_after: 0.125")
+    c.expect(COLLAPSE, "SubHealthFault")
+    c.add("[2023-11-28 14:31:29,586] [    INFO] - loss: 2.09252715, learning_rate: 0.0, global_step: 18, interval_runtime: 4.3468, interval_samples_per_second: 3.680853064067234, interval_steps_per_second: 0.23005331650420213, ppl: 8.10537279652747, epoch: 0.0025")
+    c.add("[2023-11-28 14:31:34,041] [ WARNING] - optimizer not run, scale_before: 0.125, scale_after: 0.0625")
+    return c
+
+
 for case in (mindspore(), mindformers(), megatron(), deepspeed(), apex(), mindyolo(), hf(),
              stop_messages(), tensorboard(), funasr(), deepspeed_calibration(), deepspeed_stuck(),
-             deepspeed_low_scale()):
+             deepspeed_low_scale(), yolact(), paddle_scaler()):
     case.write()

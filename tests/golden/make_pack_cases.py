@@ -1804,7 +1804,9 @@ write_case("nvidia-training", "training", "/var/log/training/job-14/rank-3.log",
         none("For debugging consider passing CUDA_LAUNCH_BLOCKING=1."),
         none("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."),
         ("[rank3]: RuntimeError: CUDA error: device-side assert triggered", [(APP, "", NOT, "")]),
-        none("/opt/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [32,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed."),
+        # each failing thread's own assertion before it: recorded too
+        ("/opt/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [32,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.",
+         [(APP, "", NOT, "")]),
         ("RuntimeError: CUDA error: misaligned address", [(APP, "", NOT, "")]),
         ("RuntimeError: CUDA error: an illegal instruction was encountered", [(APP, "", NOT, "")]),
         ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`",
@@ -2275,7 +2277,7 @@ the record lines, were a tool to print them, raise and clear nothing (the record
 write_case("framework-forms-batch10", "training", "/var/log/training/job-28/worker.log", None,
     [
         ("FloatingPointError: Loss became infinite or NaN at iteration=137!",
-         [("training.framework.non-finite-stop", "", SUB, "")]),
+         [("training.framework.numerics-stop", "", SUB, "")]),
         ("[rank2]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete",
          [("pytorch.gloo.timeout", "", RBUS, "")]),
         ("slurmstepd: error: NVML: Failed to get usage(15): GPU is lost",
@@ -2299,3 +2301,27 @@ gpustack/gpustack#3541), the runtime finding an SMMU fault behind an AI Core exc
 (vllm-project/vllm-ascend#11859). Two look-alikes: TensorFlow's CPU allocator out of host RAM
 (tensorflow/tensorflow#45238) and CANN failing to initialise for a SoC it was not installed for
 (vllm-project/vllm-ascend#692).""")
+
+
+write_case("framework-forms-batch12", "training", "/var/log/training/job-29/worker.log", None,
+    [
+        ('thread \'main\' panicked at \'Unable to warmup model: Generation("Allocation on device 0 would exceed allowed memory. (out of memory)\\nCurrently allocated     : 16.08 GiB\\nRequested               : 4.83 GiB\\nDevice limit            : 22.20 GiB\\nFree (according to CUDA): 11.12 MiB\\nPyTorch limit (set by user-supplied memory fraction)\\n                        : 22.20 GiB")\', router/src/main.rs:216:18',
+         [("nvidia.cuda.out-of-memory", "0", RBUS, "")]),
+        ("worker0-0d9gnb:15:91 [3] include/socket.h 398 NCCL WARN Call to write failed : Connection reset by peer.",
+         [("nvidia.nccl.network-error", "3", RBUS, "")]),
+        none("worker0-0d9gnb:15:91 [3] transport.cu:153 NCCL WARN transport.cu:153 ->2 [Proxy thread error]"),
+        ("node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'",
+         [("nvidia.nccl.nvls-failure", "2", SUB, "")]),
+        ("[rank15]:[E423 18:59:04.197939154 ProcessGroupNCCL.cpp:1890] [PG ID 0 PG GUID 0(default_pg) Rank 15] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api (for example, CudaEventDestroy), or other deadlock-prone behaviors.If you suspect the watchdog is not actually stuck and a longer timeout would help, you can either increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) to a larger value or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0).If either of aforementioned helps, feel free to file an issue to PyTorch about the short timeout or false positive abort; otherwise, please attempt to debug the hang. ",
+         [("nvidia.nccl.watchdog-timeout", "", RBUS, "")]),
+        ("Exception: Skipped 50 iterations in a row due to Overflow - Exiting training.",
+         [("training.framework.numerics-stop", "", SUB, "")]),
+    ],
+    note="""
+Lines of a twelfth and a thirteenth batch of public samples, each verbatim from its issue thread
+(tests/corpus/expected.tsv gives each): PyTorch's allocator over its per-process memory fraction
+as TGI's router reports it (huggingface/text-generation-inference#563), an NCCL socket write
+reset by the peer and the proxy thread's follow-up (NVIDIA/nccl#193; the second line is the
+same event, none), a CUDA call of NCCL's NVLS transport failing after a fabric-manager restart
+(NVIDIA/nccl#1488), ProcessGroupNCCL's watchdog itself stuck (modelscope/ms-swift#9191), and
+GPT-NeoX's overflow monitor stopping the job (EleutherAI/gpt-neox#482).""")

@@ -462,6 +462,36 @@ TEST_CASE("rate with field and probe_scale: only overflows below a healthy scale
   CHECK(run(s, {line("False", "1", 1), line("0", "1", 2), line("False", "1", 3)}).total() == 0);
 }
 
+TEST_CASE("rate with probe_scale: a healthy scale held step after step while every step overflows",
+          "[rules][detectors]") {
+  DetectorSpec s = spec_of(DetectorType::Rate);
+  s.field = "overflow";
+  s.probe_scale = 4096;
+  s.count = 3;
+  auto at = [](const char* overflow, const char* scale, std::optional<int64_t> step) {
+    return Step{
+        {{"overflow", overflow}, {"scale", scale}}, static_cast<double>(step.value_or(0)), step};
+  };
+  // A fixed scale (Megatron's --loss-scale 16384) that overflows on iterations 1-4: the second,
+  // third and fourth overflow at the scale held since the step before; the storm is the fourth.
+  const Run fixed =
+      run(s, {at("1", "16384", 1), at("1", "16384", 2), at("1", "16384", 3), at("1", "16384", 4)});
+  CHECK(fixed.total() == 1);
+  CHECK(fixed.first() == 3);
+  // A dynamic scaler with a hysteresis of two: one overflow at the held scale, then each halves.
+  CHECK(run(s, {at("1", "65536", 1), at("1", "65536", 2), at("1", "32768", 3), at("1", "16384", 4),
+                at("1", "8192", 5)})
+            .total() == 0);
+  // A good step between: no overflow was held.
+  CHECK(run(s, {at("1", "16384", 1), at("0", "16384", 2), at("1", "16384", 3), at("0", "16384", 4),
+                at("1", "16384", 5), at("0", "16384", 6), at("1", "16384", 7)})
+            .total() == 0);
+  // Four ranks printing one overflow, no step: one event, whatever its repeats.
+  CHECK(run(s, {at("1", "16384", std::nullopt), at("1", "16384", std::nullopt),
+                at("1", "16384", std::nullopt), at("1", "16384", std::nullopt)})
+            .total() == 0);
+}
+
 TEST_CASE("loss_scale_collapse with low_scale: drops landing at or below it, no rise between",
           "[rules][detectors]") {
   DetectorSpec s = spec_of(DetectorType::LossScaleCollapse);

@@ -133,6 +133,11 @@ TEST_CASE("step fields: the loss scalers' phrases", "[rules][step_fields]") {
         Fields{{"scale_from", "8.0"}, {"scale", "4.0"}, {"overflow", "Reducing"}});
   CHECK(fields_of("[INFO] [fused_optimizer.py:323:_update_scale] Increasing dynamic loss scale "
                   "from 8.0 to 16.0") == Fields{{"scale_from", "8.0"}, {"scale", "16.0"}});
+  // PaddlePaddle's scaler, as PaddleNLP's trainer warns (PaddlePaddle/PaddleNLP#7537).
+  CHECK(fields_of("[2023-11-28 14:31:29,583] [ WARNING] - optimizer not run, scale_before: 0.25, "
+                  "scale_after: 0.125") == Fields{{"scale_from", "0.25"}, {"scale", "0.125"}});
+  // "before" and "after" alone name nothing.
+  CHECK(fields_of("time before: 3.5, after: 4.0") == Fields{});
 }
 
 TEST_CASE("step fields: a key and its value joined by a verb", "[rules][step_fields]") {
