@@ -11,6 +11,8 @@ namespace {
 constexpr int kMaxLayers = 8;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
 size_t digits_at(std::string_view text, size_t from = 0) {
@@ -209,6 +211,25 @@ size_t grep_prefix(std::string_view line, Envelope& env) {
 }
 
 // ---- launcher prefixes
+// A node's name and a local rank: "[nccl-e9ef-7d4f-0:3]:" (a SkyPilot job's torchrun lines).
+size_t host_rank_prefix(std::string_view text, Envelope* env) {
+  constexpr size_t kMaxHost = 64;
+  if (!text.starts_with('[')) return 0;
+  size_t i = 1;
+  while (i < text.size() && i <= kMaxHost &&
+         (is_alnum(text[i]) || text[i] == '-' || text[i] == '.' || text[i] == '_')) {
+    ++i;
+  }
+  if (i == 1 || i >= text.size() || text[i] != ':' || !is_alpha(text[1])) return 0;
+  const size_t digits = digits_at(text, i + 1);
+  if (digits == 0 || text.substr(i + 1 + digits, 2) != "]:") return 0;
+  if (env != nullptr) {
+    env->host = std::string(text.substr(1, i - 1));
+    env->rank = std::string(text.substr(i + 1, digits));
+  }
+  return i + 1 + digits + 2;
+}
+
 size_t launcher_prefix(std::string_view text, Envelope* env) {
   constexpr size_t kMaxLauncherName = 64;  // "(RayWorkerWrapper pid=123, ip=10.0.0.1) ": a name
   size_t n = 0;
@@ -244,6 +265,8 @@ size_t launcher_prefix(std::string_view text, Envelope* env) {
     if (digits == 0 || text.substr(4 + digits, 1) != ":") return 0;
     if (env != nullptr) env->rank = std::string(text.substr(4, digits));
     n = 4 + digits + 1;
+  } else if (const size_t k = host_rank_prefix(text, env); k > 0) {
+    n = k;
   } else if (text.starts_with('[')) {
     // mpirun --tag-output: "[1,0]<stderr>:"
     const size_t job = digits_at(text, 1);
@@ -370,13 +393,14 @@ bool may_name_pid(std::string_view line) {
 }
 
 // Whether `line` holds a word that one of line_device()'s spellings starts with: "dev" in any
-// case (device, Device, DEVICE, devId, cudaDev, logicDevId ...), NPU, GPU, chipId or cuda:.
+// case (device, Device, DEVICE, devId, cudaDev, logicDevId ...), NPU, GPU, chipId, cuda:, (PCI:
+// or gpu(.
 bool may_name_device(std::string_view line) {
   // Each spelling has a byte rarer than its first (the v of dev, the U of NPU, the I of chipId,
   // the colon of cuda:): only the positions of those are looked at.
   constexpr auto kRare = [] {
     std::array<bool, 256> table{};
-    for (char c : {'v', 'V', 'U', 'I', ':'}) table[static_cast<uint8_t>(c)] = true;
+    for (char c : {'v', 'V', 'U', 'I', ':', '('}) table[static_cast<uint8_t>(c)] = true;
     return table;
   }();
   for (size_t i = 2; i < line.size(); ++i) {
@@ -387,6 +411,8 @@ bool may_name_device(std::string_view line) {
     if (c == 'U' && (a == 'N' || a == 'G') && b == 'P') return true;
     if (c == 'I' && i >= 4 && line.substr(i - 4, 6) == "chipId") return true;
     if (c == ':' && i >= 4 && line.substr(i - 4, 5) == "cuda:") return true;
+    if (c == ':' && i >= 4 && line.substr(i - 4, 5) == "(PCI:") return true;
+    if (c == '(' && i >= 3 && line.substr(i - 3, 4) == "gpu(") return true;
   }
   return false;
 }
@@ -439,6 +465,17 @@ std::string_view line_device(std::string_view line) {
   static const RE2 bus(
       R"(\bGPU\s+(?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\b)");
   if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), bus, &dev)) {
+    return {dev.data(), dev.size()};
+  }
+  // The kernel's NVRM lines name the GPU by its bus: "NVRM: Xid (PCI:0000:01:00): 154, ...".
+  static const RE2 nvrm_bus(
+      R"(\(PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\))");
+  if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), nvrm_bus, &dev)) {
+    return {dev.data(), dev.size()};
+  }
+  // MXNet's context: "Running on [gpu(0)]".
+  static const RE2 context(R"(\bgpu\((\d{1,4})\))");
+  if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), context, &dev)) {
     return {dev.data(), dev.size()};
   }
   // TensorFlow's and XLA's allocator of a GPU: "Allocator (GPU_0_bfc) ran out of memory".

@@ -16,7 +16,8 @@
 //   - `grep -rn` output of a collected log bundle: "device-2/device-305322_1.log:1859:" (the
 //     path must look like a log file or lie in a directory);
 //   - launcher prefixes: torchrun "[rank3]: " and "[default3]:", "rank3: ", Ray and vLLM
-//     "(RayWorkerWrapper pid=123, ip=10.0.0.1) " and "(pid=1) ", mpirun "[1,0]<stderr>:";
+//     "(RayWorkerWrapper pid=123, ip=10.0.0.1) " and "(pid=1) ", mpirun "[1,0]<stderr>:", a
+//     node and local rank "[nccl-e9ef-7d4f-0:3]:";
 //   - a tqdm progress bar sharing the line with the message after it
 //     ("... 5/10 [00:01<00:01,  4.50it/s]RuntimeError: ...").
 // A wrapper is only taken when it is complete; text that merely resembles one stays message.

@@ -2004,7 +2004,7 @@ one-digit cause is read whole.""")
 write_case("framework-forms-batch5", "training", "/var/log/training/job-16/rank-0.log", None,
     [
         ("(WorkerDict pid=904548) [E331 20:50:12.688969421 socket.cpp:1011] [c10d] The client socket has timed out after 1800000ms while trying to connect to (10.123.132.218, 38321).",
-         [("pytorch.c10d.store-timeout", "", RBUS, "")]),
+         [("pytorch.distributed.timeout", "", RBUS, "")]),
         ("[ERROR] HCCL(903,python3.8):2025-07-30-19:36:56.167.730 [transport_manager.cc:777] [16542][Create][DestLink]Transport init error! createLink para:rank[443]-localUserrank[443]-localIpAddr[], dst_rank[0]-remoteUserrank[0]-remoteIpAddr[2.2.2.2/1], machineType[1], serverId[], linkMode[1], tag[AllGather_group_name_0]",
          [("ascend.hccl.link-error", "", RBUS, "")]),
         ("[ERROR] HCCL(903,python3.8):2025-07-30-19:36:56.168.036 [transport_manager.cc:247] [3639][Create]errNo[0x0000000005000006] transport create fail in thread, local rank[443] remote rank[0]",
@@ -2279,7 +2279,7 @@ write_case("framework-forms-batch10", "training", "/var/log/training/job-28/work
         ("FloatingPointError: Loss became infinite or NaN at iteration=137!",
          [("training.framework.numerics-stop", "", SUB, "")]),
         ("[rank2]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete",
-         [("pytorch.gloo.timeout", "", RBUS, "")]),
+         [("pytorch.distributed.timeout", "", RBUS, "")]),
         ("slurmstepd: error: NVML: Failed to get usage(15): GPU is lost",
          [("nvidia.gpu.lost", "", RNPU, "")]),
         none("2020-11-28 09:40:14.792808: W tensorflow/core/framework/op_kernel.cc:1763] OP_REQUIRES failed at image_resizer_state.h:142 : Resource exhausted: OOM when allocating tensor with shape[1,416,416,3] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu"),
@@ -2325,3 +2325,18 @@ reset by the peer and the proxy thread's follow-up (NVIDIA/nccl#193; the second 
 same event, none), a CUDA call of NCCL's NVLS transport failing after a fabric-manager restart
 (NVIDIA/nccl#1488), ProcessGroupNCCL's watchdog itself stuck (modelscope/ms-swift#9191), and
 GPT-NeoX's overflow monitor stopping the job (EleutherAI/gpt-neox#482).""")
+
+
+write_case("ascend-hccl-call-rejected", "plog", "/var/log/npu/slog/plog/plog-3729526_20251023173040.log", None,
+    [
+        none('[ERROR]HCCL(3729526,python3.11):2025-10-23-17:30:40.098.973 [externalinput.cc:963] [3729526][Parse][rdmaServerLevel]HCCL_RDMA_SL[1000] is invalid. except: [0, 7]'),
+        none('[ERROR]HCCL(3729526,python3.11):2025-10-23-17:30:40.099.058 [externalinput.cc:169] [3729526][InitGroupStage][EnvConfig]errNo[0x0000000005000001] In init env variable param, parse HCCL_RDMA_SL failed. errno[1]'),
+        ('[ERROR]HCCL(3729526,python3.11):2025-10-23-17:30:40.099.063 [externalinput.cc:47] [3729526][InitExternalInput]call trace: hcclRet -> 1',
+         [("ascend.hccl.call-rejected", "", NOT, "")]),
+        ('[ERROR]HCCL(3729526,python3.11):2025-10-23-17:30:40.099.068 [op_base.cc:866] [3729526][HcclGetRootInfo]call trace: hcclRet -> 1',
+         [("ascend.hccl.call-rejected", "", NOT, "")]),
+    ],
+    note="""
+HCCL refusing an environment variable at communicator set-up, verbatim from the HCCL guide's
+EI0001 example (hicann/hccl@1bb23ddbf917ff2cb534f52456e649e7dabaacfa:docs/zh/user_guide/fault_diagnosis/hccl_rdma_sl_config_error_EI0001.md#L30-L33): the call trace's result 1 is HCCL_E_PARA, a parameter the caller gave
+wrong, so the job's configuration, recorded; not a failed collective.""")

@@ -112,6 +112,22 @@ TEST_CASE("envelope: launcher prefixes, several deep", "[rules][envelope]") {
   CHECK(message_of("[default7]:[rank7]: torch.OutOfMemoryError: x") == "torch.OutOfMemoryError: x");
   CHECK(message_of("(pid=) x") == "(pid=) x");
   CHECK(message_of("[rank] x") == "[rank] x");
+  // A SkyPilot job's lines: the task's "(head, rank=0, pid=5634) " and the node and local rank,
+  // then NCCL's own prefix, which names the warning process's device.
+  unwrap(
+      "(head, rank=0, pid=5634) [nccl-e9ef-7d4f-0:3]:nccl-e9ef-7d4f-0:11172:11249 [3] "
+      "misc/socket.cc:484 NCCL WARN socketStartConnect: failed",
+      env);
+  CHECK(env.message ==
+        "nccl-e9ef-7d4f-0:11172:11249 [3] misc/socket.cc:484 NCCL WARN socketStartConnect: failed");
+  CHECK(env.pid == "5634");
+  CHECK(env.host == "nccl-e9ef-7d4f-0");
+  CHECK(env.rank == "3");
+  CHECK(line_device(env.message) == "3");
+  // A time, a number pair or an unterminated one is not that prefix.
+  CHECK(message_of("[12:30]: x") == "[12:30]: x");
+  CHECK(message_of("[node-1:x]: y") == "[node-1:x]: y");
+  CHECK(message_of("[node-1:3] z") == "[node-1:3] z");
 }
 
 TEST_CASE("envelope: colours and a progress bar sharing the line", "[rules][envelope]") {
@@ -148,6 +164,11 @@ TEST_CASE("device spellings and process ids on a line", "[rules][envelope]") {
   CHECK(line_device("Allocator (GPU_0_bfc) ran out of memory trying to allocate 9.00MiB") == "0");
   CHECK(line_device("error creating nvml.Device 5: nvml: GPU is lost") == "5");
   CHECK(line_device("CPU_0_bfc allocator").empty());
+  // The kernel's NVRM lines name the GPU by its bus; MXNet names its context.
+  CHECK(line_device("NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed") ==
+        "0000:01:00");
+  CHECK(line_device("Running on [gpu(0)]") == "0");
+  CHECK(line_device("cpu(0) and gpu() and mygpu(3)").empty());
   CHECK(line_device("[devid-2] ts exception") == "2");
   CHECK(line_device("device(chipId:7) error") == "7");
   CHECK(line_device("CUDA out of memory. GPU 3 has a total capacity of 79.10 GiB") == "3");
