@@ -285,7 +285,7 @@ void LiteralSet::candidate_lines(std::string_view text, std::vector<size_t>& lin
 }
 
 // Each short literal is found by a trigram it holds (folded); literals sharing a trigram share
-// its probe ("gnorm" and "norm:" are both found by "nor"), so the pass compares few probes.
+// its probe ("loss", "Loss" and "LOSS" are all found by "los"), so the pass compares few probes.
 void LiteralSet::make_probes() {
   using Trigram = std::array<uint8_t, 3>;
   auto trigram = [this](uint32_t id, size_t at) {
@@ -563,7 +563,7 @@ void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) cons
   });
   if (short_.empty()) return;
   // The short pass of candidate_lines, every occurrence this time: a candidate line is most
-  // often one of a step's, where "loss", "scale", "norm:" ... are many.
+  // often one of a step's, where "loss" and "scale" are many.
   IdSink sink{*this, out};
   run_short(line, sink);
 }

@@ -6,7 +6,7 @@
 // step, because one scan is a chain of dependent loads that mostly waits on memory. Measured by
 // tests/bench/matcher_bench.cpp on the benchmark plog (x86-64, -O2, CPU time): the shipped packs'
 // 65 literals at ~4.7 GB/s; 10 to 1,000 synthetic rules' literals within 20% of each other.
-// Literals shorter than kShortBelow bytes (the numerics pack's "loss", "norm:") would shrink the
+// Literals shorter than kShortBelow bytes (the numerics pack's "loss", "scale") would shrink the
 // Wu-Manber window, and so every shift, for the whole set: they are found by a pass of their own
 // that compares one trigram of each (shared between literals where it can be, case folded) at
 // 32 positions at a time (plain GCC/Clang vectors: SSE2 or, where the CPU has it, AVX2 on

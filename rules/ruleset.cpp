@@ -703,7 +703,7 @@ class Scanner {
     expand_device_and_code(rule, line_number, lookup, device, code, device_from);
     const FaultLevel level = level_of(rule.spec, code, lookup);
     if (rule.spec.detect && joins_input(rule, device, code, level, line_number)) return;
-    Finding f;
+    Finding& f = out_.emplace_back();  // filled in place: a Finding is costly to move
     f.rule = rule.spec.id;
     f.source = std::string(chunk_.source);
     f.device = std::move(device);
@@ -721,12 +721,11 @@ class Scanner {
     if (rule.spec.detect) {
       f.detector_input = true;
       detector_fields(f.fields);
-      last_input_ = out_.size();
+      last_input_ = out_.size() - 1;
       last_input_captured_ = rule.re != nullptr;
     }
     f.recovery = rule.spec.recovery;
     f.annotations = rule.spec.annotations;
-    out_.push_back(std::move(f));
     ++stats_.findings;
   }
 

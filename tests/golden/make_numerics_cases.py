@@ -382,7 +382,21 @@ collapse at once (and found once).""", path="/var/log/training/job-31/workerlog.
     return c
 
 
+def colossalai_skip():
+    c = Case("numerics-colossalai-skip", """
+ColossalAI's mixed-precision optimizers logging each skipped step ("Found overflow. Skip step",
+the message verbatim from its sources in the code index; the logger prefix is illustrative):
+no scale on the line, so each overflow counts, and the third within the window is a storm. The
+rule triggers on the skip ("Skip step"), not on "overflow" alone: a scaler's overflow line names
+its scale or the step it skips, and every short trigger costs a probe of every byte read.""",
+             path="/var/log/training/job-32/worker_5.log", device="5")
+    for i in range(3):
+        c.add("[11/28/26 10:00:%02d] INFO     colossalai - colossalai - INFO: Found overflow. Skip step" % (10 + i))
+    c.expect(STORM, "SubHealthFault")
+    return c
+
+
 for case in (mindspore(), mindformers(), megatron(), deepspeed(), apex(), mindyolo(), hf(),
              stop_messages(), tensorboard(), funasr(), deepspeed_calibration(), deepspeed_stuck(),
-             deepspeed_low_scale(), yolact(), paddle_scaler()):
+             deepspeed_low_scale(), yolact(), paddle_scaler(), colossalai_skip()):
     case.write()

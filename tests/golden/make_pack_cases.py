@@ -2340,3 +2340,21 @@ write_case("ascend-hccl-call-rejected", "plog", "/var/log/npu/slog/plog/plog-372
 HCCL refusing an environment variable at communicator set-up, verbatim from the HCCL guide's
 EI0001 example (hicann/hccl@1bb23ddbf917ff2cb534f52456e649e7dabaacfa:docs/zh/user_guide/fault_diagnosis/hccl_rdma_sl_config_error_EI0001.md#L30-L33): the call trace's result 1 is HCCL_E_PARA, a parameter the caller gave
 wrong, so the job's configuration, recorded; not a failed collective.""")
+
+
+write_case("ascend-hccl-alloc-transports", "plog", "/var/log/npu/slog/plog/plog-72_20250217125340.log", None,
+    [
+        none('[INFO] HCCL(42,python):2025-02-20-16:27:32.540.044 [hcom.cc:454][42]Entry-HcomAllReduce:tag[HcomAllReduce_6629421139219749105_1], inputPtr[0x12c3bcb06c00], outputPtr[0x12c39e106000], count[22348800], dataType[float32], op[sum], group[hccl_world_group1], streamId[13], deviceLogicId[0]'),
+        ('[ERROR] HCCL(72,python):2025-02-17-12:53:40.935.776 [hccl_socket_manager.cc:627][92026]the connection failure between this device and target device may be due to the following reasons:',
+         [("ascend.hccl.link-error", "", RBUS, "")]),
+        ('[ERROR] HCCL(72,python):2025-02-17-12:53:41.036.530 [hccl_communicator.cc:5007][2682][AllocAlgResource]Alloc transports failed, tag[HcomAllReduce_6629421139219749105_0_host]',
+         [("ascend.hccl.link-error", "", RBUS, "")]),
+        none('[ERROR] HCCL(72,python):2025-02-17-12:53:41.036.583 [hcom.cc:476][2682][AllReduce][Result]errNo[0x0000000005010006] hcclComm all reduce error, tag[HcomAllReduce_6629421139219749105_1], input_ptr[0x12c3bcb06c00], output_ptr[0x12c39e106000], count[22348800], data_type[float32], op[sum]'),
+    ],
+    note="""
+HCCL failing to build the links of an all-reduce, verbatim from a MindCluster FaultDiag fixture
+(xiaobingling93-pixel/Ascend-mind-cluster@6a9e7fabfb68e226ef3ff532b08e2e0ccab7bf01:component/ascend-faultdiag/test/st_module_testcase/rc_parse/socket_timeout.log#L1-L5,
+tests/corpus/expected.tsv): the socket manager's "connection failure between this device and
+target device" advice and the communicator's "Alloc transports failed" are the link failure;
+the operation's own error line after them (errNo ...0006, "hcclComm all reduce error") is the
+same event and gives nothing more.""")
