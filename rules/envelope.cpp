@@ -398,7 +398,7 @@ bool may_name_pid(std::string_view line) {
 bool may_name_device(std::string_view line) {
   // Each spelling has a byte rarer than its first (the v of dev, the U of NPU, the I of chipId,
   // the colon of cuda:): only the positions of those are looked at.
-  constexpr auto kRare = [] {
+  static constexpr auto kRare = [] {
     std::array<bool, 256> table{};
     for (char c : {'v', 'V', 'U', 'I', ':', '('}) table[static_cast<uint8_t>(c)] = true;
     return table;
@@ -410,8 +410,9 @@ bool may_name_device(std::string_view line) {
     if ((c | 0x20) == 'v' && (a | 0x20) == 'd' && (b | 0x20) == 'e') return true;
     if (c == 'U' && (a == 'N' || a == 'G') && b == 'P') return true;
     if (c == 'I' && i >= 4 && line.substr(i - 4, 6) == "chipId") return true;
-    if (c == ':' && i >= 4 && line.substr(i - 4, 5) == "cuda:") return true;
-    if (c == ':' && i >= 4 && line.substr(i - 4, 5) == "(PCI:") return true;
+    // A step line is full of ':': the byte before it decides first.
+    if (c == ':' && b == 'a' && i >= 4 && line.substr(i - 4, 5) == "cuda:") return true;
+    if (c == ':' && b == 'I' && i >= 4 && line.substr(i - 4, 5) == "(PCI:") return true;
     if (c == '(' && i >= 3 && line.substr(i - 3, 4) == "gpu(") return true;
   }
   return false;

@@ -51,6 +51,13 @@ size_t LiteralSet::window_offset(const std::string& literal, const BlockCounts* 
   return best;
 }
 
+namespace {
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// What a digit is in a shape (shape_decides): a byte no literal and no log line holds, so only a
+// literal's digit meets a line's. A line holding it anyway only makes the answer no.
+constexpr char kDigitShape = '\x01';
+}  // namespace
+
 uint32_t LiteralSet::hash(const unsigned char* p, int bits) {
   return (block_at(p) * 2654435761u) >> (32 - bits);
 }
@@ -74,6 +81,16 @@ LiteralSet::LiteralSet(std::vector<std::string> literals, const BlockCounts* com
     }
   }
   make_probes();
+  std::vector<std::string> digit_shapes;
+  for (const std::string& literal : literals_) {
+    if (std::none_of(literal.begin(), literal.end(), is_digit)) continue;
+    std::string shape = literal;
+    std::replace_if(shape.begin(), shape.end(), is_digit, kDigitShape);
+    digit_shapes.push_back(std::move(shape));
+  }
+  if (!digit_shapes.empty()) {
+    digit_shapes_ = std::make_shared<const LiteralSet>(std::move(digit_shapes));
+  }
   if (long_ids.empty()) {
     window_ = 0;
     return;
@@ -566,6 +583,17 @@ void LiteralSet::matches(std::string_view line, std::vector<uint32_t>& out) cons
   // often one of a step's, where "loss" and "scale" are many.
   IdSink sink{*this, out};
   run_short(line, sink);
+}
+
+bool LiteralSet::shape_decides(std::string_view line) const {
+  if (!digit_shapes_) return true;
+  thread_local std::string shape;
+  shape.assign(line);
+  std::replace_if(shape.begin(), shape.end(), is_digit, kDigitShape);
+  thread_local std::vector<uint32_t> found;
+  found.clear();
+  digit_shapes_->matches(shape, found);
+  return found.empty();
 }
 
 void LiteralSet::short_literal_ids_at(const unsigned char* s, size_t n, size_t at,

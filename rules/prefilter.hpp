@@ -19,6 +19,7 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,11 @@ class LiteralSet {
   // Appends the index of every literal that occurs in `line` (a literal may be reported more
   // than once).
   void matches(std::string_view line, std::vector<uint32_t>& out) const;
+  // Whether matches() gives the same for every line of `line`'s shape (rules/line_shape.hpp):
+  // a literal without a digit occurs in them all at the same places or in none; one with a
+  // digit might occur in some only, so the answer is no when such a literal could fit the
+  // shape anywhere.
+  bool shape_decides(std::string_view line) const;
 
  private:
   struct Lane;
@@ -101,6 +107,8 @@ class LiteralSet {
 
  private:
   std::vector<std::string> literals_;
+  // The literals with a digit, each digit read as 0x01, as a line's shape is (shape_decides).
+  std::shared_ptr<const LiteralSet> digit_shapes_;
   std::vector<uint32_t> short_;  // indexes of the literals the short pass finds
   // What the short pass compares, deduplicated: a trigram of each short literal with 0x20 set
   // on every byte (so "loss", "Loss" and "LOSS" are one probe; the literal itself is compared

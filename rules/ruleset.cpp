@@ -104,6 +104,20 @@ struct ScanContext::Impl {
   uint64_t uses = 0;
   std::map<Key, File> files;
   std::vector<size_t> candidates;  // scratch: a chunk's candidate line starts, capacity kept
+  StepFieldReader step_fields;     // the step fields of the source's last step lines
+  // The triggers a line holds, kept for the shapes of the last few lines (a job's step lines):
+  // they are the same for every line of a shape unless a trigger with a digit could fit it.
+  ShapeCache<std::vector<uint32_t>> trigger_shapes;
+  std::vector<uint32_t> ids;  // scratch: the triggers of a line of no kept shape
+
+  const std::vector<uint32_t>& trigger_ids(const rules::LiteralSet& triggers,
+                                           std::string_view line) {
+    if (const std::vector<uint32_t>* known = trigger_shapes.find(line)) return *known;
+    ids.clear();
+    triggers.matches(line, ids);
+    if (triggers.shape_decides(line)) trigger_shapes.keep(line, ids);
+    return ids;
+  }
 
   // The view's triggers with their Wu-Manber windows chosen for this source's own text, once
   // its first kSampleBytes are read (rules::BlockCounts): the same literals, so the same
@@ -122,6 +136,7 @@ struct ScanContext::Impl {
       sampled_view = &view;
       sample.reset();
       adapted.reset();
+      trigger_shapes.clear();  // another rule set's literals
     }
     if (adapted) return *adapted;
     if (view.triggers.empty()) return view.triggers;
@@ -421,9 +436,7 @@ class Scanner {
   // Appends the rules whose triggers occur on the line; leaves `selected` sorted and unique
   // (a line with several triggers evaluates each rule at most once, in rule order).
   void add_triggered(size_t start, size_t end, std::vector<uint32_t>& selected) {
-    ids_.clear();
-    triggers_.matches(strip(start, end), ids_);
-    for (uint32_t id : ids_) {
+    for (uint32_t id : context_.trigger_ids(triggers_, strip(start, end))) {
       const auto& positions = view_.trigger_rules[id];
       selected.insert(selected.end(), positions.begin(), positions.end());
     }
@@ -599,11 +612,10 @@ class Scanner {
   // The line's step fields, read once however many rules want them.
   const StepFields& step_fields_of(std::string_view line) {
     if (step_line_.data() == nullptr) {
-      step_fields_.clear();
-      read_step_fields(line, step_fields_);
+      step_fields_ = &context_.step_fields.read(line);
       step_line_ = line;
     }
-    return step_fields_;
+    return *step_fields_;
   }
 
   std::optional<std::string_view> field(std::string_view name) const {
@@ -832,12 +844,11 @@ class Scanner {
   size_t counted_ = 0;                       // newlines before this offset are counted in line_
   std::vector<re2::StringPiece> subs_;
   const rules::LiteralSet& triggers_;  // the view's, or those adapted to this source (ScanContext)
-  std::vector<uint32_t> ids_;
   std::vector<std::pair<std::string_view, std::string_view>> captures_;
   std::optional<std::string_view> tuple_device_;    // the line's torch_npu tuple device, once read
   std::optional<std::string_view> spelled_device_;  // the line's spelled device, once read
   std::string_view step_line_;                      // the line step_fields_ was read from
-  StepFields step_fields_;
+  const StepFields* step_fields_ = nullptr;
   Envelope env_;                              // the line being evaluated, unwrapped
   std::optional<std::string_view> line_pid_;  // its process id (empty: none), once read
   size_t last_input_ = SIZE_MAX;              // the last detector input this scan emitted, in out_

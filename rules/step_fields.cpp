@@ -362,9 +362,9 @@ void add(StepFields& out, std::string_view name, std::string_view value) {
   if (!known) out.emplace_back(name, value);
 }
 
-}  // namespace
-
-void read_step_fields(std::string_view line, StepFields& out) {
+// What the line says in its own bytes: every field's value is a view of `line`, and whether a
+// byte is a digit matters, never which digit (StepFieldReader relies on it).
+void read_fields(std::string_view line, StepFields& out) {
   const size_t first = out.size();
   Key key;
   std::string_view overflow_word;  // an overflow the line reports in words
@@ -465,6 +465,14 @@ void read_step_fields(std::string_view line, StepFields& out) {
   if (!reducing_word.empty() && !named("overflow") && named("scale_from") && named("scale")) {
     out.emplace_back("overflow", reducing_word);
   }
+}
+
+// What the fields imply beyond the line's bytes, from their values.
+void add_implied(StepFields& out, size_t first) {
+  auto named = [&](std::string_view name) {
+    return std::any_of(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                       [&](const auto& f) { return f.first == name; });
+  };
   // Megatron's training_log prints a loss only when its average over the interval is above 0
   // (`if avg > 0.0`): a NaN loss is left out, and so is that of an interval whose iterations
   // were all skipped (nothing averaged). So its iteration line (the one that counts NaN
@@ -474,6 +482,29 @@ void read_step_fields(std::string_view line, StepFields& out) {
                                       [](const auto& f) { return f.first == "overflow"; });
     if (skipped != out.end() && skipped->second == "0") out.emplace_back("loss", "nan");
   }
+}
+
+}  // namespace
+
+void read_step_fields(std::string_view line, StepFields& out) {
+  const size_t first = out.size();
+  read_fields(line, out);
+  add_implied(out, first);
+}
+
+const StepFields& StepFieldReader::read(std::string_view line) {
+  fields_.clear();
+  if (const std::vector<Place>* places = places_.find(line)) {
+    for (const Place& p : *places) fields_.emplace_back(p.name, line.substr(p.offset, p.size));
+  } else {
+    read_fields(line, fields_);
+    std::vector<Place> found;
+    for (const auto& [name, value] : fields_)
+      found.push_back({name, static_cast<size_t>(value.data() - line.data()), value.size()});
+    places_.keep(line, std::move(found));
+  }
+  add_implied(fields_, 0);
+  return fields_;
 }
 
 }  // namespace faultd

@@ -36,11 +36,34 @@
 #include <utility>
 #include <vector>
 
+#include "rules/line_shape.hpp"
+
 namespace faultd {
 
 using StepFields = std::vector<std::pair<std::string_view, std::string_view>>;
 
-// Appends the step fields `line` names to `out` (names are static strings, values view `line`).
+// Appends the step fields `line` names to `out` (names are static strings, values view `line`
+// or are static strings).
 void read_step_fields(std::string_view line, StepFields& out);
+
+// read_step_fields for one source's lines, which a training job prints alike step after step:
+// the tokenizer's choices depend on which bytes are digits, never on which digits they are, so
+// a line of a shape read before (rules/line_shape.hpp) has its fields at the same places, and
+// they are taken from there instead of being read again. Gives what read_step_fields gives,
+// whatever the lines.
+class StepFieldReader {
+ public:
+  // The line's fields, valid until the next read.
+  const StepFields& read(std::string_view line);
+
+ private:
+  struct Place {
+    std::string_view name;
+    size_t offset;
+    size_t size;
+  };
+  ShapeCache<std::vector<Place>> places_;
+  StepFields fields_;
+};
 
 }  // namespace faultd

@@ -532,3 +532,24 @@ rules:
   CHECK(level_of("event code=80818C00\n") == FaultLevel::SeparateNPU);
   CHECK(level_of("event code=A1\n") == FaultLevel::SubHealthFault);
 }
+
+TEST_CASE("engine: lines of one shape find the triggers their own digits spell",
+          "[rules][engine]") {
+  // Lines the same but for digits share what they hold of triggers without digits (kept per
+  // shape); a trigger with a digit is looked for on each line.
+  const auto set = build(R"(rules:
+  - id: loss
+    match: { any: [lossy] }
+  - id: xid
+    match: { any: ["Xid 79"] }
+)");
+  const auto s = scan(*set,
+                      "lossy Xid 78 at 10\n"  // 1
+                      "lossy Xid 79 at 11\n"  // 2
+                      "lossy Xid 78 at 12\n"  // 3
+                      "lossy Xid 79 at 13\n"  // 4
+                      "lossy step 100\n"      // 5
+                      "lossy step 101\n");    // 6
+  CHECK(rules_of(s) ==
+        Strings{"loss@1", "loss@2", "xid@2", "loss@3", "loss@4", "xid@4", "loss@5", "loss@6"});
+}

@@ -184,3 +184,43 @@ TEST_CASE("step fields: what is no step line gives nothing", "[rules][step_field
 }
 
 }  // namespace faultd
+
+namespace faultd {
+
+TEST_CASE("step fields: a reader of a source's lines gives what each line gives alone",
+          "[rules][step_fields]") {
+  // Lines of a few shapes, cycled through more shapes than the reader keeps, with digits that
+  // change what the fields imply: Megatron's line without a loss had a NaN loss only when no
+  // iteration was skipped (0, not 1, of the same shape).
+  const std::vector<std::string> lines = {
+      " iteration        4/  250000 | loss scale: 1.0 | number of skipped iterations:   0 | "
+      "number of nan iterations:   1 |",
+      " iteration        5/  250000 | loss scale: 1.0 | number of skipped iterations:   1 | "
+      "number of nan iterations:   1 |",
+      "{'loss': 1.2645, 'grad_norm': 0.8731, 'epoch': 0.02}",
+      "{'loss': 1.2645, 'grad_norm': 0.8731, 'epoch': 0.03}",
+      "step: 12, loss: 0.52, overflow:False, scale:1024.0",
+      "step: 13, loss: 0.51, overflow:False, scale:1024.0",
+      "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
+      "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0",
+      "epoch 1 | loss 2.25 | gnorm 0.5 | num_updates 10",
+      " iteration        6/  250000 | loss scale: 1.0 | number of skipped iterations:   0 | "
+      "number of nan iterations:   1 |",
+  };
+  StepFieldReader reader;
+  for (int round = 0; round < 3; ++round) {
+    for (const std::string& line : lines) {
+      StepFields alone;
+      read_step_fields(line, alone);
+      INFO(line);
+      REQUIRE(reader.read(line) == alone);
+    }
+  }
+  // The lines above do differ where it matters.
+  StepFields first, second;
+  read_step_fields(lines[0], first);
+  read_step_fields(lines[1], second);
+  CHECK(first.size() == second.size() + 1);  // the implied NaN loss
+}
+
+}  // namespace faultd
