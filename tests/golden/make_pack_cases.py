@@ -2358,3 +2358,44 @@ tests/corpus/expected.tsv): the socket manager's "connection failure between thi
 target device" advice and the communicator's "Alloc transports failed" are the link failure;
 the operation's own error line after them (errNo ...0006, "hcclComm all reduce error") is the
 same event and gives nothing more.""")
+
+
+write_case("ascend-kbox-hbm-multi-bit-ecc", "device-log", "/var/log/npu/bundle/kbox-grep.txt", None,
+    [
+        none('/hisi_logs/device-2/20240420162417-271713000/bbox/kbox.txt:2014[2454.830692] {6}[Hardware Error] Hardware error from APEI Generic Hardware Error Source: 0'),
+        none('/hisi_logs/device-2/20240420162417-271713000/bbox/kbox.txt:2015[2454.830693] {6}[Hardware Error]event severity: recoverable'),
+        none('/hisi_logs/device-2/20240420162417-271713000/bbox/kbox.txt:2016[2454.830694] {6}[Hardware Error] Error 0, type: recoverable'),
+        none('/hisi_logs/device-2/20240420162417-271713000/bbox/kbox.txt:2017[2454.830696] {6}[Hardware Error]  section_type: memory error'),
+        none('/hisi_logs/device-2/20240420162417-271713000/bbox/kbox.txt:2018[2454.830697] {6}[Hardware Error]  physical_address: 0x0000101efe36d3c0'),
+        none('/hisi_logs/device-2/20240420162417-271713000/bbox/kbox.txt:2019[2454.830699] {6}[Hardware Error]  node: 2 card: 259 module: 51 rank: 1 bank: 10 row: 30691  column: 56'),
+        ('/hisi_logs/device-2/20240420162417-271713000/bbox/kbox.txt:2020[2454.830701] {6}[Hardware Error]  error_type: 3, multi-bit ECC',
+         [("ascend.device.system-exception", "2", RBUS, "")]),
+        none('/hisi_logs/device-2/20240420162417-271713000/bbox/kbox.txt:2024[2454.830702] {6}[Hardware Error]  DIMM location: not present. DMI handle: 0x0000'),
+    ],
+    note="""
+A device's black box searched with grep -rn, verbatim from the CANN troubleshooting guide's HBM
+multi-bit ECC case (https://www.hiascend.com/document/detail/en/canncommercial/800/maintenref/troubleshooting/troubleshooting_0008.html, tests/corpus/expected.tsv): the kernel's APEI memory record of the
+device OS, "error_type: 3, multi-bit ECC", is an uncorrectable HBM error; the device is the
+hisi_logs/device-2/ directory the grep envelope names. The record's other lines say nothing
+more.""")
+
+
+write_case("ascend-hccl-glog-check", "training", "/var/log/xllm/xllm.INFO", None,
+    [
+        none('I20251111 12:28:58.490254 215011 worker_server.cpp:72] Create worker server with device: 0'),
+        ('F20251111 12:28:58.504206 214989 collective_service.cpp:37] Check failed: status == HCCL_SUCCESS (1 vs. 0) HCCL get root info failed.',
+         [("ascend.hccl.api-failed", "0", RBUS, "")]),
+        none('*** Check failure stack trace: ***'),
+        none('    @           0x7ccb7f  google::LogMessage::SendToLog()'),
+        none('    @           0x7c94e2  google::LogMessage::Flush()'),
+        none('    @           0x7cd289  google::LogMessageFatal::~LogMessageFatal()'),
+        none('    @          0x29206c4  xllm::CollectiveService::CollectiveService()'),
+        none('    @           0xd2502c  xllm::DistManager::setup_multi_node_workers()'),
+        none('    @           0xd25d62  xllm::DistManager::DistManager()'),
+        none('    @           0xc58c6f  xllm::LLMEngine::setup_workers()'),
+    ],
+    note="""
+An inference engine's glog check of an HCCL call failing while it sets up its workers, verbatim
+from a public issue thread (xLLM-AI/xllm#350, tests/corpus/expected.tsv): "Check failed: status
+== HCCL_SUCCESS (1 vs. 0)" is a failed HCCL call; the worker line before it, from another thread
+of the same process, names device 0.""")
