@@ -2399,3 +2399,47 @@ An inference engine's glog check of an HCCL call failing while it sets up its wo
 from a public issue thread (xLLM-AI/xllm#350, tests/corpus/expected.tsv): "Check failed: status
 == HCCL_SUCCESS (1 vs. 0)" is a failed HCCL call; the worker line before it, from another thread
 of the same process, names device 0.""")
+
+
+write_case("held-out-18-forms-kernel", "kernel", "/var/log/kern.log", None,
+    [
+        ("[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
+         [("nvidia.gpu.lost", "0000:03:00", RNPU, "")]),
+        none("[  +0.000001] snd_hda_intel 0000:03:00.1: AER: can't recover (no error_detected callback)"),
+        none('[  +0.000008] pcieport 0000:00:03.0: AER: device recovery failed'),
+        none('[  +0.000001] pcieport 0000:00:03.0: AER: Multiple Uncorrected (Fatal) error received: 0000:00:03.0'),
+        none('[  +0.000004] pcieport 0000:00:03.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)'),
+        none('[  +0.000898] pcieport 0000:00:03.0:   device [8086:6f08] error status/mask=00004020/00000000'),
+        none('[  +0.000889] pcieport 0000:00:03.0:    [ 5] SDES                  '),
+        none('[  +0.000894] pcieport 0000:00:03.0:    [14] CmpltTO                (First)'),
+        ("[  +0.000921] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
+         [("nvidia.gpu.lost", "0000:03:00", RNPU, "")]),
+        none("[  +0.000002] snd_hda_intel 0000:03:00.1: AER: can't recover (no error_detected callback)"),
+        none('[  +1.050439] pcieport 0000:00:03.0: AER: Root Port link has been reset (0)'),
+        none('[  +0.000041] pcieport 0000:00:03.0: AER: device recovery failed'),
+    ],
+    note="""
+The kernel's PCIe error recovery giving a GPU up after an uncorrectable (fatal) error, verbatim
+from a public issue thread (rwth-i6/returnn#1500, tests/corpus/expected.tsv): "nvidia
+0000:03:00.0: AER: can't recover" is the GPU lost until it is reset (nvidia.gpu.lost, on the
+bus the line names, each time it is said); the root port's own lines and the GPU's audio
+function say nothing of a GPU.""")
+
+
+write_case("held-out-18-forms-training", "training", "/var/log/training/job-33/train.log", None,
+    [
+        ('Call aclrtSynchronizeStream(reinterpret_cast<aclrtStream>(stream)) failed : 507015 at file /workspace/PaddleCustomDevice/backends/npu/runtime/runtime.cc line 408',
+         [("ascend.runtime.error-code", "", RBUS, "")]),
+        none('E10404: Output indexed [0] requires a 18446744073709551615 buffer, but 589856 (aligned) are allocated.'),
+        ('[TensorRT-LLM][ERROR] [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory (/data/TensorRT-LLM/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)',
+         [("nvidia.cuda.out-of-memory", "", RBUS, "")]),
+        none('1       0x5601283f70e5 void tensorrt_llm::common::check<cudaError>(cudaError, char const*, char const*, int) + 149'),
+        none('2       0x7ff6ff543918 virtual thunk to tensorrt_llm::runtime::GenericTensor<tensorrt_llm::runtime::CudaAllocatorAsync>::reshape(nvinfer1::Dims32 const&) + 456'),
+    ],
+    note="""
+Two spellings of an eighteenth batch of public samples (tests/corpus/expected.tsv gives each):
+PaddlePaddle's custom device printing a CANN return code after "failed :" with a blank before
+the colon (PaddlePaddle/PaddleCustomDevice#706; the E10404 line after it is the operator's),
+and TensorRT-LLM's check of a CUDA call that ran out of device memory, "CUDA runtime error in
+::cudaMallocAsync(...): out of memory" (NVIDIA/TensorRT-LLM#498); the stack frames after it
+give nothing.""")
