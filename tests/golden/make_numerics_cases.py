@@ -208,7 +208,7 @@ the device comes from the file's path.""")
         if i == 7:  # attempted 512: the third overflow below 4096
             c.expect(STORM, "SubHealthFault")
     c.add("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.")
-    c.expect("training.deepspeed.loss-scale-minimum", "RestartBusiness")
+    c.expect("training.framework.loss-scale-minimum", "RestartBusiness")
     return c
 
 
@@ -277,7 +277,7 @@ only line 2 has one.""", path="/var/log/training/job-7/train.log", device="")
     c.add("ValueError: Current global norm [12.5] of step 40 has been 3 consecutive times greater than threshold 3.0, stop training...")
     c.expect("training.mindformers.stop-training", "SubHealthFault")
     c.add("FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding. Try lowering the learning rate, using gradient clipping or increasing the batch size.")
-    c.expect("training.fairseq.loss-scale-minimum", "RestartBusiness")
+    c.expect("training.framework.loss-scale-minimum", "RestartBusiness")
     c.add("INFO:megatron.core.rerun_state_machine:RerunStateMachine initialized in mode RerunMode.VALIDATE_RESULTS")
     c.add("- INFO - opt_global_step: 0, skip_data_grad_norm_threshold: 3.0, is_skip: [ True]")
     return c

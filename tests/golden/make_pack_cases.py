@@ -2443,3 +2443,48 @@ the colon (PaddlePaddle/PaddleCustomDevice#706; the E10404 line after it is the 
 and TensorRT-LLM's check of a CUDA call that ran out of device memory, "CUDA runtime error in
 ::cudaMallocAsync(...): out of memory" (NVIDIA/TensorRT-LLM#498); the stack frames after it
 give nothing.""")
+
+
+write_case("ascend-hccn-link-stat", "plog", "/var/log/npu/env-check/npu_info_after.txt", None,
+    [
+        none('/usr/local/Ascend/driver/tools/hccn_tool -i 0 -link_stat -g'),
+        none('[devid 0]current time        : Wed Aug  2 03:36:43 2022'),
+        none('[devid 0]link up count       : 2'),
+        none('[devid 0]link change records :'),
+        ('[devid 0]    Tue Aug  1 14:44:40 2022    LINK DOWN',
+         [("ascend.network.link-down", "0", SUB, "")]),
+        none('[devid 0]    Tue Aug  1 14:43:40 2022    LINK UP'),
+        none('[devid 0]    Tue Aug  1 14:43:40 2022    LINK DOWN'),
+        none('[devid 0]    Tue Aug  1 14:43:26 2022    LINK UP'),
+        none(''),
+        none('/usr/local/Ascend/driver/tools/hccn_tool -i 1 -link_stat -g'),
+        none('[devid 1]current time        : Wed Aug  2 03:36:43 2022'),
+        none('[devid 1]link up count       : 2'),
+        none('[devid 1]link change records :'),
+        none('[devid 1]    Tue Aug  1 14:43:40 2022    LINK UP'),
+        none('[devid 1]    Tue Aug  1 14:43:40 2022    LINK DOWN'),
+        none('[devid 1]    Tue Aug  1 14:43:26 2022    LINK UP'),
+        none(''),
+        none('/usr/local/Ascend/driver/tools/hccn_tool -i 2 -link_stat -g'),
+        none('[devid 2]current time        : Wed Aug  2 03:36:44 2022'),
+        none('[devid 2]link up count       : 2'),
+        none('[devid 2]link change records :'),
+        none('[devid 2]    Tue Aug  1 14:43:40 2022    LINK UP'),
+        none('[devid 2]    Tue Aug  1 14:43:40 2022    LINK DOWN'),
+        none('[devid 2]    Tue Aug  1 14:43:26 2022    LINK UP'),
+        none(''),
+        none('/usr/local/Ascend/driver/tools/hccn_tool -i 3 -link_stat -g'),
+        none('[devid 3]current time        : Wed Aug  2 03:36:44 2022'),
+        none('[devid 3]link up count       : 2'),
+        none('[devid 3]link change records :'),
+        ('[devid 3]    Tue Aug  1 14:44:40 2022    LINK DOWN',
+         [("ascend.network.link-down", "3", SUB, "")]),
+        none('[devid 3]    Tue Aug  1 14:43:40 2022    LINK UP'),
+        none('[devid 3]    Tue Aug  1 14:43:40 2022    LINK DOWN'),
+        none('[devid 3]    Tue Aug  1 14:43:26 2022    LINK UP'),
+    ],
+    note="""
+hccn_tool's link history of four NPUs' RoCE ports, verbatim from a MindCluster FaultDiag
+fixture (xiaobingling93-pixel/Ascend-mind-cluster@6a9e7fabfb68e226ef3ff532b08e2e0ccab7bf01:component/ascend-faultdiag/test/st_testcase/modelarts-job-testdt/ascend/environment_check/worker-0/npu_info_after.txt, tests/corpus/expected.tsv): the changes are listed newest first, so devid 0 and
+devid 3, whose newest record is LINK DOWN, are down now; devid 1 and 2 went down once and came
+back up (a flap that recovered), and an older LINK DOWN in any history says nothing.""")
