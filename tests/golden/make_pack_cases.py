@@ -2488,3 +2488,61 @@ hccn_tool's link history of four NPUs' RoCE ports, verbatim from a MindCluster F
 fixture (xiaobingling93-pixel/Ascend-mind-cluster@6a9e7fabfb68e226ef3ff532b08e2e0ccab7bf01:component/ascend-faultdiag/test/st_testcase/modelarts-job-testdt/ascend/environment_check/worker-0/npu_info_after.txt, tests/corpus/expected.tsv): the changes are listed newest first, so devid 0 and
 devid 3, whose newest record is LINK DOWN, are down now; devid 1 and 2 went down once and came
 back up (a flap that recovered), and an older LINK DOWN in any history says nothing.""")
+
+
+write_case("held-out-19-nccl-watchdog-failure", "training", "/var/log/sglang/node0.log", None,
+    [
+        none('distributed-sglang-0:206:10697 [1] NCCL INFO Connected all trees'),
+        none('distributed-sglang-0:206:10723 [1] NCCL INFO [Proxy Progress] Device 1 CPU core 19'),
+        ('[rank1]:[E909 08:45:30.126335825 ProcessGroupNCCL.cpp:2252] [PG ID 2 PG GUID 3 Rank 1]  failure detected by watchdog at work sequence id: 40231 PG status: last enqueued work: 40267, last completed work: 40230',
+         [("nvidia.nccl.watchdog-timeout", "1", RBUS, "")]),
+        none('[rank1]:[E909 08:45:30.126354868 ProcessGroupNCCL.cpp:732] Stack trace of the failed collective not found, potentially because FlightRecorder is disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.'),
+        none('distributed-sglang-0:206:10697 [1] NCCL INFO threadThresholds 8/8/64 | 128/8/64 | 512 | 512'),
+        none('distributed-sglang-0:206:10697 [1] NCCL INFO 16 coll channels, 16 collnet channels, 0 nvls channels, 16 p2p channels, 2 p2p channels per peer'),
+        none('distributed-sglang-0:206:10697 [1] NCCL INFO ncclCommInitRankConfig comm 0x7f6d407d2450 rank 1 nranks 16 cudaDev 1 nvmlDev 1 busId 2a000 commId 0xb7dbcefd01419470 - Init COMPLETE'),
+        none('distributed-sglang-0:206:10697 [1] NCCL INFO Init timings - ncclCommInitRankConfig: rank 1 nranks 16 total 2.14 (kernels 0.00, alloc 0.00, bootstrap 0.07, allgathers 0.15, topo 0.05, graphs 1.41, connections 0.42, rest 0.03)'),
+    ],
+    note="""
+PyTorch's newer ProcessGroupNCCL watchdog wording, verbatim from a public issue thread
+(sgl-project/sglang#10216, tests/corpus/expected.tsv): "failure detected by watchdog at work
+sequence id" is a collective that failed; the rank's GPU is cudaDev 1, the "[1]" of the NCCL
+lines of the same process around it.""")
+
+
+write_case("held-out-19-torch-npu-inner-error", "training", "/var/log/lmdeploy/engine.log", None,
+    [
+        ('2024-09-20 07:49:24,787 - lmdeploy - ERROR - Engine loop failed with error: The Inner error is reported as above. The process exits for this inner error, and the current working operator name is aclnnFlashAttentionVarLenScore.',
+         [("ascend.runtime.task-exception", "0", RBUS, "")]),
+        none('Since the operator is called asynchronously, the stacktrace may be inaccurate. If you want to get the accurate stacktrace, pleace set the environment variable ASCEND_LAUNCH_BLOCKING=1.'),
+        none('[ERROR] 2024-09-20-07:49:24 (PID:759, Device:0, RankID:-1) ERR00100 PTA call acl api failed'),
+    ],
+    note="""
+torch_npu reporting the runtime's inner error of an operator and exiting, verbatim from a public
+issue thread (InternLM/lmdeploy#2471, tests/corpus/expected.tsv): "The process exits for this
+inner error" is the failed task (the job's level; an operator the card does not support is as
+likely as the device); the torch_npu tuple printed after it names device 0.""")
+
+
+write_case("held-out-19-msaicerr-report", "device-log", "/var/log/npu/msaicerr/info.txt", None,
+    [
+        none('***********************1. Basic information********************'),
+        none('error time : 2020-08-26-11:24:07'),
+        none('device id : 0'),
+        none('core id : 0'),
+        none('task id : 60'),
+        none('stream id : 517'),
+        none('node name : trans_TransData_167'),
+        none('kernel name : te_transdata_16b6e15e2a5cc7f70_33e5fb7ae8478ddb'),
+        none('op address : 0x101000120000'),
+        none('args address : 0X101000053000'),
+        ('***********************2. AICERROR code***********************',
+         [("ascend.aicore.error", "0", RBUS, "")]),
+        none('code : 0x10'),
+        none('CCU_ERR_INFO: 0xb166486200070074'),
+        none('ccu_err_addr bit[22:8]=000011100000000 meaning:CCU Error Address [17:3] approximate:0x3800'),
+    ],
+    note="""
+The CANN AI Core error analyser's (msaicerr) report, verbatim from its documentation
+(https://www.hiascend.com/document/detail/zh/canncommercial/601/devtools/auxiliarydevtool/atlasaicoreerr_16_0006.html,
+tests/corpus/expected.tsv): its "AICERROR code" section is an AI Core error; the device is the
+report's "device id : 0" above it.""")
