@@ -49,6 +49,10 @@ constexpr int kReadsPerWakeup = 16;
 constexpr size_t kFinalDrainLimit = size_t{1} << 20;
 // How often a survivor of an earlier faultd is looked at.
 constexpr auto kSurvivorPoll = std::chrono::milliseconds(100);
+// How often our children are looked at while any runs, whether or not SIGCHLD came: a signal
+// can be lost (a library resetting its disposition, a sanitizer's deferred delivery), and a
+// hook's exit must not wait for its timeout then.
+constexpr auto kExitPoll = std::chrono::milliseconds(500);
 
 std::string format_ms(Duration d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + "ms";
@@ -96,11 +100,14 @@ struct HookRun {
 };
 
 struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
-  explicit Impl(asio::io_context& io_context) : io(io_context), sigchld(io_context, SIGCHLD) {}
+  explicit Impl(asio::io_context& io_context)
+      : io(io_context), sigchld(io_context, SIGCHLD), exit_poll(io_context) {}
 
   asio::io_context& io;
   asio::signal_set sigchld;
   bool sigchld_armed = false;
+  asio::steady_timer exit_poll;
+  bool exit_poll_armed = false;
   bool shut_down = false;
   // As PID 1, every orphan below faultd becomes its child: SIGCHLD is always listened to.
   const bool adopts_orphans = ::getpid() == 1;
@@ -311,12 +318,25 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
   // ---- exit detection
 
   void arm_sigchld() {
+    arm_exit_poll();
     if (sigchld_armed) return;
     sigchld_armed = true;
     sigchld.async_wait([weak = weak_from_this()](const boost::system::error_code& ec, int) {
       const auto self = weak.lock();
       if (!self) return;
       self->sigchld_armed = false;
+      if (!ec) self->on_sigchld();
+    });
+  }
+
+  void arm_exit_poll() {
+    if (exit_poll_armed || !has_children()) return;
+    exit_poll_armed = true;
+    exit_poll.expires_after(kExitPoll);
+    exit_poll.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+      const auto self = weak.lock();
+      if (!self) return;
+      self->exit_poll_armed = false;
       if (!ec) self->on_sigchld();
     });
   }
@@ -343,6 +363,7 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
     reap_orphans();
     reap_adopted_children();
     if (has_children() || adopts_orphans) arm_sigchld();
+    if (!has_children()) exit_poll.cancel();  // an idle runner leaves no timer behind
   }
 
   void poll_child(HookRun& r) {

@@ -160,6 +160,23 @@ TEST_CASE("bare argv[0] is found through the daemon's PATH", "[hooks]") {
   CHECK(r->output == "A=1\n");
 }
 
+TEST_CASE("a hook's exit is noticed even when SIGCHLD never arrives", "[hooks]") {
+  // With SIGCHLD blocked on the only thread the signal stays pending and asio's handler never
+  // runs: only the runner's own look at its children can see the exit before the timeout.
+  sigset_t chld;
+  sigset_t old_mask;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  pthread_sigmask(SIG_BLOCK, &chld, &old_mask);
+  Harness h;
+  const auto r = h.run(spec_for({hook("print_and_exit.sh"), "0"}), with_path());
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  REQUIRE(r);
+  CHECK(r->success());
+  CHECK(r->outcome == Outcome::Exited);
+  CHECK(r->output == "to stdout\nto stderr\n");
+}
+
 TEST_CASE("hook runs in its own process group", "[hooks]") {
   Harness h;
   const auto r = h.run(spec_for({"/bin/bash", "-c",
