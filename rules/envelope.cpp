@@ -150,6 +150,13 @@ size_t syslog_prefix(std::string_view line, Envelope& env) {
   return subs[0].size();
 }
 
+// ---- a quoted excerpt: "> " before each line of a log pasted into an e-mail reply or a
+// Markdown blockquote (a ticket, an issue thread); "> > " is two quotes, each a layer.
+size_t quote_prefix(std::string_view line) {
+  const bool quoted = line.size() > 2 && line[0] == '>' && line[1] == ' ' && !is_blank(line[2]);
+  return quoted ? 2 : 0;
+}
+
 // ---- a log collector's or a launcher's bare time: " 2025-02-18 12:54 ", "2025-02-18 12:54:03,422
 // ",
 // "[2025-02-18 12:54:03.422] ", "2025-02-18T12:54:03.422+08:00 ": a date and at least hours and
@@ -327,7 +334,8 @@ void unwrap(std::string_view line, Envelope& env) {
       ++env.layers;
       continue;
     }
-    size_t n = cri_prefix(m, env);
+    size_t n = quote_prefix(m);
+    if (n == 0) n = cri_prefix(m, env);
     if (n == 0) n = syslog_prefix(m, env);
     if (n == 0) n = kernel_time_prefix(m);
     if (n == 0) n = timestamp_prefix(m);

@@ -7,6 +7,7 @@
 // Recognised, outermost first, repeatedly (docs/log-formats.md §4 has each with its source):
 //   - ANSI colour and cursor sequences anywhere in the line (removed);
 //   - docker's json-file object {"log":"...","stream":"stderr","time":"..."} (decoded);
+//   - a quoted excerpt's "> " (a log pasted into an e-mail reply or a Markdown blockquote);
 //   - the CRI format of /var/log/pods: "2024-01-01T00:00:00.123456789Z stderr F ";
 //   - syslog and journald prefixes: "Jan  2 03:04:05 host ident[pid]: ", the same with an
 //     RFC 3339 time, and the kernel's own "[ 1126.635824] " or "<4>[ 1126.635824] ";

@@ -1789,6 +1789,7 @@ APP, LF, UNK, ECC, NVL, COOM = ("nvidia.cuda.application-error", "nvidia.cuda.la
                                 "nvidia.cuda.unknown-error", "nvidia.cuda.uncorrectable-ecc",
                                 "nvidia.cuda.nvlink-uncorrectable", "nvidia.cuda.out-of-memory")
 NCW, NCE, NCN = "nvidia.nccl.watchdog-timeout", "nvidia.nccl.error", "nvidia.nccl.network-error"
+NCF = "nvidia.nccl.call-failed"
 GPU_TRAIN_NOISE = [
     "[rank3]: Epoch 1 | step %d | loss 2.%03d | lr 3.0e-04 | grad_norm 0.%03d",
     "node-7:2345:2345 [3] NCCL INFO Channel %02d/32 :    0   1   2   3   4   5   6   7",
@@ -1873,6 +1874,21 @@ write_case("nvidia-training", "training", "/var/log/training/job-14/rank-3.log",
         none("[03/16][2025-02-25 15:46:48,389] [misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN socketPollConnect poll() failed, ret 1, error Connection timed out, revents 8, connect to 172.16.30.229:39953"),
         ("torch.distributed.DistBackendError: [4] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",
          [("nvidia.nccl.setup-timeout", "", RBUS, "")]),
+        # Quoted (espnet/espnet#1940): older NCCL's retries, then the connect it gives up on,
+        # named by the socket header before NCCL WARN; its result's trace follows.
+        none("tj1-asr-train-v100-13:941227:943077 [0] NCCL INFO Call to connect returned Connection refused, retrying"),
+        ("tj1-asr-train-v100-13:941227:943077 [0] include/socket.h:390 NCCL WARN Connect to 10.38.10.112<21724> failed : Connection refused",
+         [(NCN, "0", RBUS, "")]),
+        none("tj1-asr-train-v100-13:941227:943077 [0] NCCL INFO bootstrap.cc:100 -> 2"),
+        ("tj1-asr-train-v100-13:941227:943077 [0] NCCL INFO init.cc:695 -> 2", [(NCF, "0", RBUS, "")]),
+        # Quoted (NVIDIA/nccl#1099): a failure that prints no WARN, only its result's trace up
+        # to the API's frames; inner frames and a teardown's "-> 3" are no verdict
+        # (aws/aws-k8s-tester#524), nor a CUDA call's "-> 1" (NVIDIA/nccl#1488).
+        none("nd20-01:191191:219889 [0] NCCL INFO misc/socket.cc:564 -> 2"),
+        ("nd20-01:191191:219889 [0] NCCL INFO init.cc:1303 -> 2", [(NCF, "0", RBUS, "")]),
+        ("nd20-01:191191:219889 [0] NCCL INFO group.cc:64 -> 2 [Async thread]", [(NCF, "0", RBUS, "")]),
+        none("[1,16]<stdout>:bert-training-worker-2:21:585 [0] NCCL INFO proxy.cc:984 -> 3"),
+        none("node23:12098:12141 [2] NCCL INFO group.cc:75 -> 1 [Async thread]"),
     ], rng),
     note="""
 CUDA and NCCL failures as a PyTorch training job prints them (etc/faultd/rules.d/
@@ -1896,7 +1912,10 @@ expected.tsv gives each): NCCL's "Cuda failure" WARNs (NVIDIA/nccl#1653, #1283),
 service threads' teardown warnings behind a collector's time (#1610: look-alikes, which fault
 classifiers of the field list as benign), a connect given up on with "no POLLOUT
 events" in grep output and one NCCL retries (#1618), PyTorch's NCCL communicator set-up timeout
-(hiyouga/LlamaFactory#3698).""")
+(hiyouga/LlamaFactory#3698), older NCCL's connect given up on behind its socket header
+(espnet/espnet#1940), NCCL results traced up to the API's frames (init.cc, group.cc) with no
+WARN (#1099), and look-alikes: the inner frames' traces, a teardown's "-> 3"
+(aws/aws-k8s-tester#524) and a CUDA call's "-> 1" (#1488).""")
 
 
 write_case("nvidia-gpu-lost", "dmesg", "/var/log/syslog", None,

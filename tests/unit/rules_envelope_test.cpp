@@ -80,6 +80,23 @@ TEST_CASE("envelope: a bare date and time put first by a collector or launcher",
   CHECK(message_of("[2025-02-18 12:54:03 failed") == "[2025-02-18 12:54:03 failed");
 }
 
+TEST_CASE("envelope: a quoted excerpt's '> ' marks", "[rules][envelope]") {
+  // A log pasted into a reply or a Markdown blockquote (scitix/sichek#44): the quote hid the
+  // time before NCCL's prefix, and so the prefix's "[3]".
+  Envelope env;
+  unwrap("> [2026-01-04 21:33:04] master-0:617:2799 [3] transport/net_ib.cc:2360 NCCL WARN x",
+         env);
+  CHECK(env.message == "master-0:617:2799 [3] transport/net_ib.cc:2360 NCCL WARN x");
+  CHECK(env.layers == 2);
+  CHECK(line_device(env.message) == "3");
+  CHECK(message_of("> > [rank1]: RuntimeError: boom") == "RuntimeError: boom");
+  // Not a quote: a '>' that is text, a quote of nothing, a bare mark.
+  CHECK(message_of(">> redirected") == ">> redirected");
+  CHECK(message_of(">  indented") == ">  indented");
+  CHECK(message_of("> ") == "> ");
+  CHECK(message_of("-> 2") == "-> 2");
+}
+
 TEST_CASE("envelope: grep -rn output names the collected file", "[rules][envelope]") {
   Envelope env;
   unwrap("device-2/device-305322_20250225184310213.log:1859:[ERROR] AICPU(25787,aicpu_scheduler):x",
