@@ -456,8 +456,17 @@ class Scanner {
     return line;
   }
 
-  // Candidates come in ascending order, so newlines are counted once over the chunk.
+  // Candidates come in ascending order, so newlines are counted at most once over the chunk,
+  // and only from the line mark before the candidate where the chunk's reader left marks (a
+  // training log's step lines are candidates every hundred lines or so).
   uint64_t number_of_line_at(size_t start) {
+    if (const LineMarks* marks = chunk_.line_marks; marks != nullptr && !marks->empty()) {
+      const size_t mark = std::min(start / kLineMarkBytes, marks->size() - 1);
+      if (mark * kLineMarkBytes > counted_) {
+        line_ = chunk_.first_line + (*marks)[mark];
+        counted_ = mark * kLineMarkBytes;
+      }
+    }
     line_ += count_newlines(chunk_.data.substr(counted_, start - counted_));
     counted_ = start;
     return line_;
@@ -840,7 +849,7 @@ class Scanner {
   ScanStats& stats_;
   ScanContext::Impl& context_;
   ScanContext::Impl::File* file_ = nullptr;  // this chunk's file in context_, once needed
-  uint64_t line_;                            // number of the line that starts at counted_
+  uint64_t line_;                            // number of the line holding the byte at counted_
   size_t counted_ = 0;                       // newlines before this offset are counted in line_
   std::vector<re2::StringPiece> subs_;
   const rules::LiteralSet& triggers_;  // the view's, or those adapted to this source (ScanContext)

@@ -67,8 +67,10 @@ std::optional<LineBuffer::Pending> LineBuffer::next(bool flush) {
     p.end_offset = committed_offset_ + n + skipped_;
     p.first_line = committed_line_ + 1;
     p.end_line = committed_line_ + lines;
+    p.line_marks = &marks_;
     return p;
   };
+  marks_.assign(1, 0);
   if (!skipping_) {
     size_t pos = head_;
     uint64_t lines = 0;
@@ -84,7 +86,8 @@ std::optional<LineBuffer::Pending> LineBuffer::next(bool flush) {
         const void* nl = memrchr(base + pos, '\n', limit - pos);
         if (nl == nullptr) break;
         const size_t nl_pos = static_cast<size_t>(static_cast<const char*>(nl) - base);
-        lines += count_newlines(std::string_view(base + pos, nl_pos + 1 - pos));
+        lines += count_newlines_marking(std::string_view(base + pos, nl_pos + 1 - pos),
+                                        pos - head_, lines, marks_);
         pos = nl_pos + 1;
       }
     }

@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "daemon/core/newlines.hpp"
 #include "daemon/core/types.hpp"
 
 namespace faultd {
@@ -38,6 +39,7 @@ class LineBuffer {
     uint64_t end_offset = 0;
     uint64_t first_line = 1;
     uint64_t end_line = 0;
+    const LineMarks* line_marks = nullptr;  // of data, valid as long as data
     uint64_t lines() const { return end_line + 1 - first_line; }
     // The chunk of these lines (offsets, line numbers, data); the caller names its source.
     Chunk chunk() const {
@@ -47,6 +49,7 @@ class LineBuffer {
       c.first_line = first_line;
       c.end_line = end_line;
       c.data = data;
+      c.line_marks = line_marks;
       return c;
     }
   };
@@ -113,6 +116,7 @@ class LineBuffer {
   uint64_t committed_offset_ = 0;
   uint64_t committed_line_ = 0;
   uint64_t truncated_lines_ = 0;
+  LineMarks marks_;  // of the chunk next() last handed out
 };
 
 // Reads `fd` from its current offset to the end through a LineBuffer, exactly as the file source

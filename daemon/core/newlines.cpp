@@ -98,4 +98,17 @@ uint64_t count_newlines(std::string_view bytes) {
 uint64_t count_newlines(std::string_view bytes) { return count_swar(bytes.data(), bytes.size()); }
 #endif
 
+uint64_t count_newlines_marking(std::string_view bytes, size_t at, uint64_t before,
+                                LineMarks& marks) {
+  uint64_t count = 0;
+  for (size_t i = 0; i < bytes.size();) {
+    const size_t next_mark = ((at + i) / kLineMarkBytes + 1) * kLineMarkBytes;
+    const size_t piece = std::min(bytes.size() - i, next_mark - (at + i));
+    count += count_newlines(bytes.substr(i, piece));
+    i += piece;
+    if (at + i == next_mark) marks.push_back(static_cast<uint32_t>(before + count));
+  }
+  return count;
+}
+
 }  // namespace faultd

@@ -114,6 +114,9 @@ struct Chunk {
   uint64_t first_line = 1;  // 1-based line number of the first line in data
   uint64_t end_line = 0;    // lines consumed once this chunk is committed
   std::string_view data;
+  // The line marks of data (daemon/core/newlines.hpp) where its reader left them; null or short
+  // when it did not (the engine then counts what they do not cover).
+  const std::vector<uint32_t>* line_marks = nullptr;
   const Fields* path_fields = nullptr;  // captures of the source's path_fields over the path
   TimePoint noticed{};                  // when the source noticed the input (detection latency)
 };

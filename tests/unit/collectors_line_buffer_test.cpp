@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
 #include <string>
 
 #include "collectors/file/line_buffer.hpp"
@@ -250,4 +252,35 @@ TEST_CASE("line buffer reads into lent storage and keeps only its partial line",
   b.release_storage(storage);
   CHECK(b.capacity() < 64);
   CHECK(b.buffered() == 0);
+}
+
+TEST_CASE("line buffer leaves the line marks of each chunk it hands out", "[collectors]") {
+  // Lines of random lengths read in random pieces; every chunk's marks cover what the line
+  // buffer counted, each the newlines before its offset in the chunk.
+  std::mt19937 rng(5);
+  std::string bytes;
+  while (bytes.size() < 300000) bytes += std::string(rng() % 300, 'x') + '\n';
+  LineBuffer b(1000, 64 * 1024);
+  b.reset(0, 0);
+  size_t fed = 0, chunks = 0;
+  while (fed < bytes.size()) {
+    const size_t piece = std::min<size_t>(bytes.size() - fed, 1 + rng() % 50000);
+    feed(b, bytes.substr(fed, piece));
+    fed += piece;
+    while (auto p = b.next(false)) {
+      ++chunks;
+      REQUIRE(p->line_marks != nullptr);
+      const LineMarks& marks = *p->line_marks;
+      REQUIRE(!marks.empty());
+      CHECK(marks.size() <= p->data.size() / kLineMarkBytes + 1);
+      for (size_t k = 0; k < marks.size(); ++k) {
+        const std::string_view before = p->data.substr(0, k * kLineMarkBytes);
+        REQUIRE(marks[k] == std::count(before.begin(), before.end(), '\n'));
+      }
+      // Whole windows of lines are counted at once: a chunk of many lines has its marks.
+      if (p->data.size() > 2 * 1024 + kLineMarkBytes) CHECK(marks.size() > 1);
+      b.commit(*p);
+    }
+  }
+  CHECK(chunks > 4);
 }

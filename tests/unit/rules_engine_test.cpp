@@ -1,6 +1,7 @@
 // Matching semantics of RuleSet::scan: what matches, what a finding holds, and where.
 #include <catch2/catch.hpp>
 
+#include "daemon/core/newlines.hpp"
 #include "rules/rule.hpp"
 #include "tests/support/rules_support.hpp"
 
@@ -321,6 +322,38 @@ TEST_CASE("engine: line numbers and offsets count from the chunk's start", "[rul
   CHECK(s.findings[3].text == "last HIT");
   CHECK(s.findings[3].offset == 1000 + data.size() - 8);
   CHECK(s.stats.candidate_lines == 4);
+}
+
+TEST_CASE("engine: line numbers from the chunk's line marks are those counted", "[rules][engine]") {
+  // A hit every few hundred lines of a 200 KB chunk: numbered from the mark before it where
+  // the chunk's reader left marks (whole, or covering only its start), by counting otherwise.
+  const auto set = build("rules:\n  - id: r\n    match: { any: HIT }\n");
+  std::string data;
+  std::vector<uint64_t> want;
+  for (uint64_t line = 1; data.size() < 200000; ++line) {
+    if (line % 337 == 5 || line == 1) {
+      data += "HIT " + std::to_string(line) + "\n";
+      want.push_back(line + 99);
+    } else {
+      data += std::string(line % 61, 'x') + "\n";
+    }
+  }
+  LineMarks marks{0};
+  count_newlines_marking(data, 0, 0, marks);
+  LineMarks start_only(marks.begin(), marks.begin() + 7);
+  for (const LineMarks* m : std::vector<const LineMarks*>{nullptr, &marks, &start_only}) {
+    Chunk chunk;
+    chunk.source = "plog";
+    chunk.path = "/logs/x.log";
+    chunk.data = data;
+    chunk.first_line = 100;
+    chunk.line_marks = m;
+    std::vector<Finding> out;
+    set->scan(chunk, TimePoint{}, out, nullptr, nullptr);
+    std::vector<uint64_t> got;
+    for (const auto& f : out) got.push_back(f.line);
+    CHECK(got == want);
+  }
 }
 
 TEST_CASE("engine: rules without a regex on one line expand their own templates",
