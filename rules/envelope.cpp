@@ -470,15 +470,15 @@ std::string_view line_device(std::string_view line) {
   if (!may_name_device(line)) return {};
   re2::StringPiece dev;
   // A PCI address after "GPU" ("The NVIDIA GPU 0000:b3:00.0", "GPU 00000000:3B:00.0") is the
-  // device's bus id, not a device numbered by its domain.
+  // device's bus id, not a device numbered by its domain. Its function is any digit, as every
+  // spelling here reads a byte's class, never its value (LineDeviceReader relies on it).
   static const RE2 bus(
-      R"(\bGPU\s+(?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\b)");
+      R"(\bGPU\s+(?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)\b)");
   if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), bus, &dev)) {
     return {dev.data(), dev.size()};
   }
   // The kernel's NVRM lines name the GPU by its bus: "NVRM: Xid (PCI:0000:01:00): 154, ...".
-  static const RE2 nvrm_bus(
-      R"(\(PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\))");
+  static const RE2 nvrm_bus(R"(\(PCI:([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.\d)?)\))");
   if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), nvrm_bus, &dev)) {
     return {dev.data(), dev.size()};
   }
@@ -500,6 +500,15 @@ std::string_view line_device(std::string_view line) {
     return {};
   }
   return {subs[1].data(), subs[1].size()};
+}
+
+std::string_view LineDeviceReader::read(std::string_view line) {
+  if (const Place* place = places_.find(line)) return line.substr(place->offset, place->size);
+  const std::string_view device = line_device(line);
+  places_.keep(line, device.empty()
+                         ? Place{}
+                         : Place{static_cast<size_t>(device.data() - line.data()), device.size()});
+  return device;
 }
 
 std::string_view path_device(std::string_view path) {

@@ -29,6 +29,8 @@
 #include <string>
 #include <string_view>
 
+#include "rules/line_shape.hpp"
+
 namespace faultd {
 
 struct Envelope {
@@ -72,6 +74,22 @@ std::string_view line_pid(std::string_view line);
 // ("The NVIDIA GPU 0000:b3:00.0") is the bus id itself. The first spelling in the line wins.
 // Empty when the line names none.
 std::string_view line_device(std::string_view line);
+
+// line_device for one source's lines, which a training job prints alike step after step: what
+// it finds depends on which bytes are digits, never on which digits they are, so a line of a
+// shape read before (rules/line_shape.hpp) names its device at the same place, taken from there
+// instead of being looked for again. Gives what line_device gives, whatever the lines.
+class LineDeviceReader {
+ public:
+  std::string_view read(std::string_view line);
+
+ private:
+  struct Place {
+    size_t offset = 0;
+    size_t size = 0;  // 0: the line names none
+  };
+  ShapeCache<Place> places_;
+};
 
 // The device a collected file's path names: a "device-N/" directory. Empty when none.
 std::string_view path_device(std::string_view path);

@@ -103,8 +103,9 @@ struct ScanContext::Impl {
   uint64_t serial = 0;
   uint64_t uses = 0;
   std::map<Key, File> files;
-  std::vector<size_t> candidates;  // scratch: a chunk's candidate line starts, capacity kept
-  StepFieldReader step_fields;     // the step fields of the source's last step lines
+  std::vector<size_t> candidates;    // scratch: a chunk's candidate line starts, capacity kept
+  StepFieldReader step_fields;       // the step fields of the source's last step lines
+  LineDeviceReader spelled_devices;  // the devices they spell
   // The triggers a line holds, kept for the shapes of the last few lines (a job's step lines):
   // they are the same for every line of a shape unless a trigger with a digit could fit it.
   ShapeCache<std::vector<uint32_t>> trigger_shapes;
@@ -505,7 +506,7 @@ class Scanner {
     return *tuple_device_;
   }
   std::string_view spelled_device(std::string_view message) {
-    if (!spelled_device_) spelled_device_ = line_device(message);
+    if (!spelled_device_) spelled_device_ = context_.spelled_devices.read(message);
     return *spelled_device_;
   }
   std::string_view pid(std::string_view message) {

@@ -86,8 +86,8 @@ std::optional<LineBuffer::Pending> LineBuffer::next(bool flush) {
         const void* nl = memrchr(base + pos, '\n', limit - pos);
         if (nl == nullptr) break;
         const size_t nl_pos = static_cast<size_t>(static_cast<const char*>(nl) - base);
-        lines += count_newlines_marking(std::string_view(base + pos, nl_pos + 1 - pos),
-                                        pos - head_, lines, marks_);
+        lines += count_newlines_marking(std::string_view(base + pos, nl_pos + 1 - pos), pos - head_,
+                                        lines, marks_);
         pos = nl_pos + 1;
       }
     }

@@ -114,7 +114,8 @@ struct DetectorBank::MatchFacts {
   std::string_view rank;    // a valid rank id, or empty
   std::string_view stream;  // the job, else the file: which run the series follows
   std::optional<int64_t> step;
-  std::string counted;  // the labels key (device, rank) this match was last counted under
+  std::string counted;           // the labels key (device, rank) this match was last counted under
+  detect::FieldNumbers numbers;  // its fields as numbers, read once
 };
 
 DetectorBank::MatchFacts DetectorBank::facts_of(const Finding& match) {
@@ -190,7 +191,8 @@ std::optional<Finding> DetectorBank::observe_rule(const std::shared_ptr<const Fi
   s.last_match = shared;
   s.level = level;
 
-  detect::Sample sample{now, step.value_or(s.ordinal), step.has_value(), &match.fields};
+  detect::Sample sample{now, step.value_or(s.ordinal), step.has_value(), &match.fields,
+                        &facts.numbers};
   count_numbers(match, facts, s.device, rank, sample, now);
   auto v = s.detector->observe(sample);
   if (!v) return std::nullopt;

@@ -398,10 +398,24 @@ std::optional<std::string_view> Sample::get(std::string_view name) const {
   return std::nullopt;
 }
 
+std::optional<double> FieldNumbers::of(std::string_view text, size_t index) {
+  if (index >= kKept) return parse_number(text);
+  if (state_[index] == State::Unread) {
+    const std::optional<double> v = parse_number(text);
+    state_[index] = v ? State::Number : State::None;
+    value_[index] = v.value_or(0);
+  }
+  return state_[index] == State::Number ? std::optional<double>(value_[index]) : std::nullopt;
+}
+
 std::optional<double> Sample::number(std::string_view name) const {
-  const auto text = get(name);
-  if (!text) return std::nullopt;
-  return parse_number(*text);
+  if (fields == nullptr) return std::nullopt;
+  for (size_t i = 0; i < fields->size(); ++i) {
+    const auto& [n, v] = (*fields)[i];
+    if (n != name) continue;
+    return numbers != nullptr ? numbers->of(v, i) : parse_number(v);
+  }
+  return std::nullopt;
 }
 
 std::optional<double> parse_number(std::string_view text) {

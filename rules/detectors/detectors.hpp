@@ -41,6 +41,8 @@
 //                        for `consecutive` steps, after `warmup` steps → warning.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,11 +53,25 @@
 
 namespace faultd::detect {
 
+// A line's fields read as numbers, each once however many detectors ask for it (a step line
+// feeds up to six): the first kKept fields are remembered, the rest read again when asked.
+class FieldNumbers {
+ public:
+  std::optional<double> of(std::string_view text, size_t index);
+
+ private:
+  static constexpr size_t kKept = 16;
+  enum class State : uint8_t { Unread, Number, None };
+  std::array<State, kKept> state_{};
+  std::array<double, kKept> value_{};
+};
+
 struct Sample {
   TimePoint time{};
   int64_t pos = 0;  // step, or the ordinal (from 1) of the match in its series
   bool has_step = false;
   const Fields* fields = nullptr;
+  FieldNumbers* numbers = nullptr;  // of `fields`, shared by the rules the line feeds; optional
   std::optional<std::string_view> get(std::string_view name) const;
   // The field as a number (NaN/Inf allowed); nullopt when absent or not a number.
   std::optional<double> number(std::string_view name) const;

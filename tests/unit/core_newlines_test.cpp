@@ -36,8 +36,8 @@ TEST_CASE("count_newlines_marking leaves the count before every mark", "[core][n
     uint64_t total = 0;
     for (size_t at = 0; at < s.size();) {
       const size_t piece = std::min<size_t>(s.size() - at, 1 + rng() % 9000);
-      total += faultd::count_newlines_marking(std::string_view(s).substr(at, piece), at, total,
-                                              marks);
+      total +=
+          faultd::count_newlines_marking(std::string_view(s).substr(at, piece), at, total, marks);
       at += piece;
     }
     INFO("round " << round << ", " << s.size() << " bytes");

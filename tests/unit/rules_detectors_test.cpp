@@ -91,6 +91,25 @@ TEST_CASE("parse_number reads what training logs print", "[rules][detectors]") {
   CHECK_FALSE(parse_number("12abc"));
 }
 
+TEST_CASE("a sample's numbers are read once per field and line", "[rules][detectors]") {
+  Fields fields = {{"loss", "2.5"}, {"scale", "nan"}, {"overflow", "False"}, {"step", "7"}};
+  FieldNumbers numbers;
+  const Sample memo{kT0, 7, true, &fields, &numbers};
+  const Sample plain{kT0, 7, true, &fields, nullptr};
+  for (const char* name : {"loss", "scale", "overflow", "step", "missing"}) {
+    INFO(name);
+    const auto a = memo.number(name), b = plain.number(name);
+    REQUIRE(a.has_value() == b.has_value());
+    if (a && !std::isnan(*a)) CHECK(*a == *b);
+    if (a && std::isnan(*a)) CHECK(std::isnan(*b));
+  }
+  // What was read stands for the line: the memo belongs to one line's fields.
+  fields[0].second = "9.75";
+  CHECK(memo.number("loss") == 2.5);
+  CHECK(plain.number("loss") == 9.75);
+  CHECK_FALSE(memo.number("overflow"));  // not a number, remembered as none
+}
+
 TEST_CASE("rate: N matches within the window, after the warm-up", "[rules][detectors]") {
   DetectorSpec s = spec_of(DetectorType::Rate);
   s.count = 3;

@@ -2,6 +2,8 @@
 // text that only resembles an envelope left alone. Device and process spellings.
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include "rules/envelope.hpp"
 #include "rules/rule.hpp"
 #include "tests/support/rules_support.hpp"
@@ -84,8 +86,7 @@ TEST_CASE("envelope: a quoted excerpt's '> ' marks", "[rules][envelope]") {
   // A log pasted into a reply or a Markdown blockquote (scitix/sichek#44): the quote hid the
   // time before NCCL's prefix, and so the prefix's "[3]".
   Envelope env;
-  unwrap("> [2026-01-04 21:33:04] master-0:617:2799 [3] transport/net_ib.cc:2360 NCCL WARN x",
-         env);
+  unwrap("> [2026-01-04 21:33:04] master-0:617:2799 [3] transport/net_ib.cc:2360 NCCL WARN x", env);
   CHECK(env.message == "master-0:617:2799 [3] transport/net_ib.cc:2360 NCCL WARN x");
   CHECK(env.layers == 2);
   CHECK(line_device(env.message) == "3");
@@ -230,6 +231,37 @@ TEST_CASE("device spellings and process ids on a line", "[rules][envelope]") {
   CHECK(path_device("/var/log/npu/device-12/x.log") == "12");
   CHECK(path_device("dev-os-3/x.log") == "");
   CHECK(path_device("mydevice-3/x.log") == "");
+}
+
+TEST_CASE("device spellings: a reader of a source's lines gives what each line gives alone",
+          "[rules][envelope]") {
+  // Spellings whose answer turns on how many digits there are, or whether a byte is one, in
+  // lines whose digits change from line to line (kept shapes) and more shapes than a reader
+  // keeps; each line's digits are redrawn every round.
+  const std::vector<std::string> forms = {
+      "step 12 | loss 2.5 | device_id=3 | grad norm 0.5",
+      "Device 1.5 GiB free, step 9",
+      "device_id=1111 and then",
+      "NVRM: The NVIDIA GPU 0000:b3:00.0 step 1",
+      "logicDevId[1] deviceLogicId[2]",
+      "deviceId:[12.10.0.1] rank 3",
+      "node-7:2345:2370 [3] NCCL WARN x",
+      "on Device 3. at step 17",
+      "no device at all, iteration 12/400",
+  };
+  std::mt19937 rng(3);
+  LineDeviceReader reader;
+  for (int round = 0; round < 300; ++round) {
+    std::string line = forms[rng() % forms.size()];
+    for (char& c : line) {
+      if (c >= '0' && c <= '9') c = static_cast<char>('0' + rng() % 10);
+    }
+    INFO(line);
+    REQUIRE(reader.read(line) == line_device(line));
+  }
+  CHECK(reader.read("device_id=7 x") == "7");
+  CHECK(reader.read("device_id=8 x") == "8");  // the same place, this line's digit
+  CHECK(reader.read("device_ix=8 x").empty());
 }
 
 TEST_CASE("rules see the message; the device is resolved and says how", "[rules][envelope]") {
