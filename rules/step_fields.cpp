@@ -79,7 +79,8 @@ enum class Word : uint8_t {
   copula,     // "is", "was", "are", "were": between a key and its value ("The grad norm is nan.")
   condition,  // "if", "when", "whether", "until", "unless": a key under it is no statement
   before,     // PaddlePaddle's scaler: "scale_before: 0.25, scale_after: 0.125"
-  after
+  after,
+  found  // "Found inf or nan, current scale is: ..." (PaddlePaddle's older scaler)
 };
 
 // Bytes [from, to) of `text`, lower-cased, as one integer (at most eight of them).
@@ -128,6 +129,7 @@ Word classify(std::string_view w) {
       {"gnorm", Word::gnorm},
       {"total", Word::total},
       {"valid", Word::valid},
+      {"found", Word::found},
       {"until", Word::condition},
       {"after", Word::after},
       {"scaler", Word::scaler},
@@ -138,6 +140,7 @@ Word classify(std::string_view w) {
       {"updates", Word::updates},
       {"skipped", Word::skipped},
       {"whether", Word::condition},
+      {"current", Word::cur},
       {"overflow", Word::overflow},
       {"reducing", Word::reducing},
       {"iteration", Word::iteration},
@@ -146,7 +149,7 @@ Word classify(std::string_view w) {
   };
   constexpr size_t kShortest = 2, kLongest = 10;
   // kFirst[n - kShortest]: the first word of length n; kFirst[n + 1 - kShortest] ends them.
-  static constexpr uint8_t kFirst[] = {0, 4, 12, 24, 30, 35, 38, 40, 42, 43};
+  static constexpr uint8_t kFirst[] = {0, 4, 12, 24, 31, 36, 40, 42, 44, 45};
   static_assert(std::size(kFirst) == kLongest - kShortest + 2);
   static_assert([] {
     for (size_t n = kShortest; n <= kLongest; ++n) {
@@ -181,14 +184,20 @@ class Key {
       std::move(words_.begin() + 1, words_.end(), words_.begin());
       std::move(ids_.begin() + 1, ids_.end(), ids_.begin());
       --size_;
+      if (named_ > 0) --named_;
     }
     words_[size_] = word;
     ids_[size_++] = id;
   }
-  void clear() { size_ = 0; }
+  void clear() { size_ = named_ = 0; }
+  // The words so far are a dotted namespace ("decode" of mmseg's "decode.loss_seg"): the name
+  // proper starts after them, they still tell what it is a name of ("val.loss").
+  void end_namespace() { named_ = size_; }
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
-  Word first_id() const { return ids_[0]; }
+  // The name proper: the words after the namespace.
+  size_t name_size() const { return size_ - named_; }
+  Word name_first_id() const { return ids_[named_]; }
   Word last_id() const { return ids_[size_ - 1]; }
   std::string_view last() const { return words_[size_ - 1]; }
 
@@ -206,6 +215,7 @@ class Key {
   std::array<std::string_view, kMaxKeyWords> words_{};
   std::array<Word, kMaxKeyWords> ids_{};
   size_t size_ = 0;
+  size_t named_ = 0;  // words of a namespace before the name proper
 };
 
 // "IDLoss", "CELoss": a word that ends in a capitalised "Loss" after a letter.
@@ -237,7 +247,7 @@ bool may_be_field(const Key& k) {
     case Word::after:
       return true;
     default:
-      return camel_loss(k.last()) || k.first_id() == Word::loss;
+      return camel_loss(k.last()) || (k.name_size() > 0 && k.name_first_id() == Word::loss);
   }
 }
 
@@ -278,9 +288,11 @@ std::string_view canonical(const Key& k) {
   for (Word other : {W::scale, W::scaler, W::valid, W::val, W::eval, W::test, W::nll}) {
     if (k.has(other)) return {};
   }
-  // lm loss, train_loss, Training Loss; loss_net, loss total (a short key led by "loss"); a
-  // camel-case compound that ends the word in "Loss" (IDLoss, CELoss, TotalLoss).
-  if (k.last_id() == W::loss || (k.size() <= 2 && k.first_id() == W::loss) ||
+  // lm loss, train_loss, Training Loss; loss_net, loss total (a short name led by "loss", in
+  // a namespace too: mmseg's decode.loss_seg); a camel-case compound that ends the word in
+  // "Loss" (IDLoss, CELoss, TotalLoss).
+  if (k.last_id() == W::loss ||
+      (k.name_size() > 0 && k.name_size() <= 2 && k.name_first_id() == W::loss) ||
       camel_loss(k.last())) {
     return "loss";
   }
@@ -391,6 +403,11 @@ void read_fields(std::string_view line, StepFields& out) {
       continue;
     }
     if (cls == kSignOrDot && i + 1 == n) break;  // a sign or dot that ends the line
+    if (c == '.' && i > 0 && is_alpha(line[i - 1]) && is_alpha(line[i + 1]) && !key.empty()) {
+      key.end_namespace();  // "decode.loss_seg", "mix.decode.loss_seg"
+      ++i;
+      continue;
+    }
     const size_t at = i;
     Token t = next_token(line, i);
     if (i == at) ++i;                                                        // a lone dot
@@ -425,6 +442,13 @@ void read_fields(std::string_view line, StepFields& out) {
         key.clear();
         continue;
       }
+    }
+    // A scaler that found the gradients not finite: "Found inf or nan, current scale is: ..."
+    // (an overflow in words, counted as such when the line names the scale).
+    if (key.last_id() == Word::found && (iequals(t.text, "inf") || iequals(t.text, "nan"))) {
+      overflow_word = key.last();
+      key.clear();
+      continue;
     }
     // "100/3995" and "5426/  250000": the value is the first number; the total is skipped.
     size_t j = i;

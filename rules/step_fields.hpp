@@ -7,20 +7,23 @@
 // scalers print ("reducing loss scale to 512.0", "Attempted loss scale: 16, reducing to 8",
 // "loss scale adjust to 1024.0", "setting loss scale to: 0.25"). A key is the words before the
 // separator (after the previous value or a `,|{}();` boundary), folded to lower case with `_`,
-// `-`, `/` and quotes read as blanks; a synonym table maps it to the detectors' vocabulary:
+// `-`, `/` and quotes read as blanks; a dotted namespace before it ("decode." of mmseg's
+// "decode.loss_seg") is no part of the name but still says what it names ("val.loss" is a
+// validation loss); a synonym table maps it to the detectors' vocabulary:
 //
 //   step            iteration, iter, step, global step, num updates ("100/3995" gives 100)
 //   loss            a key whose last word is loss (lm loss, train_loss, Training Loss, loss_net)
 //                   and that is no scale or validation loss
 //   grad_norm       grad norm, grad_norm, gnorm, global norm, total norm, norm
-//   scale           loss scale, loss_scale, scale, cur scale, grad scale, and the "... to N"
-//                   phrases of the scalers, PaddlePaddle's scale_after; scale_from is
-//                   DeepSpeed's "Attempted loss scale", the N of "loss scale from N to M"
-//                   and PaddlePaddle's scale_before
+//   scale           loss scale, loss_scale, scale, cur scale, current scale, grad scale, and
+//                   the "... to N" phrases of the scalers, PaddlePaddle's scale_after; scale_from
+//                   is DeepSpeed's "Attempted loss scale", the N of "loss scale from N to M" and
+//                   PaddlePaddle's scale_before
 //   overflow        overflow / overflow cond / is overflow (True, False, or a number), the
 //                   number of skipped iterations; else the word itself when a loss scaler's
 //                   line reports one ("OVERFLOW! ... Skipping step", "Gradient overflow.
-//                   Skipping step", "overflow detected, setting loss scale to: 0.25"), or the
+//                   Skipping step", "overflow detected, setting loss scale to: 0.25", a
+//                   scaler that "Found inf or nan" at its current scale), or the
 //                   word "Reducing" when the scaler says it lowered its scale from N to M
 //   nan_iterations  number of nan iterations
 //   step_time       elapsed time per iteration (ms), per_step_time, step time

@@ -382,6 +382,43 @@ collapse at once (and found once).""", path="/var/log/training/job-31/workerlog.
     return c
 
 
+def paddle_dygraph_scaler():
+    c = Case("numerics-paddle-dygraph-scaler", """
+PaddleClas training with PaddlePaddle's older dygraph AMP scaler, verbatim from a public issue
+thread (PaddlePaddle/PaddleClas#2457, tests/corpus/expected.tsv): each "Found inf or nan" is an
+overflow at the "current scale", which halves line after line far below 1. The second such
+line's drop is already below 1, a collapse; the third overflow at so low a scale is a storm; two
+more drops are a collapse again, three more overflows a storm again.""",
+             path="/var/log/training/job-33/workerlog.0", device="")
+    c.add("[2022/11/08 14:54:54] ppcls INFO: [Train][Epoch 2/800][Iter: 0/366]lr(LinearWarmup): 0.05000000, CELoss: 11.76099, TripletAngularMarginLoss: 0.68000, loss: 12.44099, batch_cost: 0.54552s, reader_cost: 0.41536, ips: 117.31981 samples/s, eta: 1 day, 20:18:47")
+    c.add("Found inf or nan, current scale is: 3.0517578125e-05, decrease to: 3.0517578125e-05*0.5")
+    c.add("Found inf or nan, current scale is: 1.52587890625e-05, decrease to: 1.52587890625e-05*0.5")
+    c.expect(COLLAPSE, "SubHealthFault")
+    c.add("Found inf or nan, current scale is: 7.62939453125e-06, decrease to: 7.62939453125e-06*0.5")
+    c.expect(STORM, "SubHealthFault")
+    c.add("Found inf or nan, current scale is: 3.814697265625e-06, decrease to: 3.814697265625e-06*0.5")
+    c.expect(COLLAPSE, "SubHealthFault")
+    c.add("Found inf or nan, current scale is: 1.9073486328125e-06, decrease to: 1.9073486328125e-06*0.5")
+    c.add("Found inf or nan, current scale is: 9.5367431640625e-07, decrease to: 9.5367431640625e-07*0.5")
+    c.expect(STORM, "SubHealthFault")
+    return c
+
+
+def mmseg_namespaced_loss():
+    c = Case("numerics-mmseg-namespaced-loss", """
+mmseg (DAFormer) iteration lines whose losses are named in dotted namespaces
+(decode.loss_seg, src.loss_imnet_feat_dist, mix.decode.loss_seg), verbatim from a public issue
+thread (lhoyer/DAFormer#22, tests/corpus/expected.tsv): the first, decode.loss_seg, is the loss;
+NaN from the first line on: the first is recorded, the third in a row marks the device warning.""",
+             path="/var/log/training/job-34/worker_2.log", device="2")
+    c.add("2022-05-07 17:02:57,696 - mmseg - INFO - Iter [50/40000]        lr: 1.958e-06, eta: 1 day, 0:29:42, time: 2.207, data_time: 0.029, memory: 9801, decode.loss_seg: nan, decode.acc_seg: 32.2611, src.loss_imnet_feat_dist: nan, mix.decode.loss_seg: nan, mix.decode.acc_seg: 54.3771")
+    c.expect(NON_FINITE, "NotHandleFault")
+    c.add("2022-05-07 17:04:45,225 - mmseg - INFO - Iter [100/40000]       lr: 3.950e-06, eta: 1 day, 0:08:59, time: 2.151, data_time: 0.017, memory: 9801, decode.loss_seg: nan, decode.acc_seg: 41.2013, src.loss_imnet_feat_dist: nan, mix.decode.loss_seg: nan, mix.decode.acc_seg: 69.9605")
+    c.add("2022-05-07 17:06:32,717 - mmseg - INFO - Iter [150/40000]       lr: 5.938e-06, eta: 1 day, 0:00:44, time: 2.150, data_time: 0.017, memory: 9801, decode.loss_seg: nan, decode.acc_seg: 41.6272, src.loss_imnet_feat_dist: nan, mix.decode.loss_seg: nan, mix.decode.acc_seg: 69.3706")
+    c.expect(NON_FINITE, "SubHealthFault")
+    return c
+
+
 def colossalai_skip():
     c = Case("numerics-colossalai-skip", """
 ColossalAI's mixed-precision optimizers logging each skipped step ("Found overflow. Skip step",
@@ -398,5 +435,6 @@ its scale or the step it skips, and every short trigger costs a probe of every b
 
 for case in (mindspore(), mindformers(), megatron(), deepspeed(), apex(), mindyolo(), hf(),
              stop_messages(), tensorboard(), funasr(), deepspeed_calibration(), deepspeed_stuck(),
-             deepspeed_low_scale(), yolact(), paddle_scaler(), colossalai_skip()):
+             deepspeed_low_scale(), yolact(), paddle_scaler(), colossalai_skip(),
+             paddle_dygraph_scaler(), mmseg_namespaced_loss()):
     case.write()

@@ -138,6 +138,26 @@ TEST_CASE("step fields: the loss scalers' phrases", "[rules][step_fields]") {
                   "scale_after: 0.125") == Fields{{"scale_from", "0.25"}, {"scale", "0.125"}});
   // "before" and "after" alone name nothing.
   CHECK(fields_of("time before: 3.5, after: 4.0") == Fields{});
+  // Its older dygraph scaler found the gradients not finite at its current scale
+  // (PaddlePaddle/PaddleClas#2457); "found" before a number is no overflow.
+  CHECK(fields_of("Found inf or nan, current scale is: 3.0517578125e-05, decrease to: "
+                  "3.0517578125e-05*0.5") ==
+        Fields{{"scale", "3.0517578125e-05"}, {"overflow", "Found"}});
+  CHECK(fields_of("Found 3 bad samples, current scale is: 1024.0") == Fields{{"scale", "1024.0"}});
+}
+
+TEST_CASE("step fields: a name in a dotted namespace", "[rules][step_fields]") {
+  // mmseg's losses by head (lhoyer/DAFormer#22): the first loss named so is the loss.
+  CHECK(fields_of("2022-05-07 17:02:57,696 - mmseg - INFO - Iter [50/40000]        lr: "
+                  "1.958e-06, eta: 1 day, 0:29:42, time: 2.207, data_time: 0.029, memory: 9801, "
+                  "decode.loss_seg: nan, decode.acc_seg: 32.2611, src.loss_imnet_feat_dist: nan, "
+                  "mix.decode.loss_seg: nan, mix.decode.acc_seg: 54.3771") ==
+        Fields{{"step", "50"}, {"loss", "nan"}});
+  CHECK(fields_of("aux.loss_ce: 0.25") == Fields{{"loss", "0.25"}});
+  // The namespace still says what it names: a validation loss is none.
+  CHECK(fields_of("val.loss: 0.3, val.loss_cls: 0.1") == Fields{});
+  // A dot between a word and a number, or ending a sentence, is no namespace.
+  CHECK(fields_of("Epoch 3. loss: 0.5") == Fields{{"loss", "0.5"}});
 }
 
 TEST_CASE("step fields: a key and its value joined by a verb", "[rules][step_fields]") {
