@@ -445,7 +445,8 @@ void read_fields(std::string_view line, StepFields& out) {
     }
     // A scaler that found the gradients not finite: "Found inf or nan, current scale is: ..."
     // (an overflow in words, counted as such when the line names the scale).
-    if (key.last_id() == Word::found && (iequals(t.text, "inf") || iequals(t.text, "nan"))) {
+    if (!key.empty() && key.last_id() == Word::found &&
+        (iequals(t.text, "inf") || iequals(t.text, "nan"))) {
       overflow_word = key.last();
       key.clear();
       continue;
