@@ -156,9 +156,7 @@ TEST_CASE("nvidia-smi: the inventory's own query, with every spelling of each GP
   CHECK(inv.resolve("1321923001828") == "0");
   // Garbled or foreign output is refused whole.
   for (const char* bad :
-       {"",
-        "NVIDIA-SMI has failed because it couldn't communicate with the "
-        "NVIDIA driver.\n",
+       {"", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n",
         "0, 00000000:18:00.0\n", "x, 00000000:18:00.0, GPU-a, 1, n\n", "0, 18, GPU-a, 1, n\n"}) {
     INFO(bad);
     CHECK_FALSE(parse_nvidia_smi_gpus(bad, error));
