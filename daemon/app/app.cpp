@@ -183,6 +183,7 @@ class Daemon final : public ChunkSink {
   // when it starts or changes, not at every run; and which runs are under way.
   std::map<std::string, std::string, std::less<>> discoverer_failures_;
   std::set<std::string, std::less<>> discoverers_running_;
+  std::map<std::string, std::optional<DiscovererCommand>, std::less<>> discoverer_commands_;
   bool detector_tick_armed_ = false;
   bool stopping_ = false;
 };
@@ -666,6 +667,7 @@ void Daemon::configure() {
 }
 
 void Daemon::start_inventory() {
+  discoverer_commands_.clear();
   apply(pipeline_->discovered(discovery_from_config(config_.inventory.devices)));
   inventory_timer_.cancel();
   discover();
@@ -689,20 +691,22 @@ void Daemon::discover() {
 }
 
 void Daemon::run_discoverer(std::string_view by, const std::vector<std::string>& argv) {
+  // The program is looked up once per config (start_inventory), again while it is not found.
+  auto& command = discoverer_commands_[std::string(by)];
+  if (!command) {
+    std::string error;
+    command = discoverer_command(argv, error);
+    if (!command) return on_discovered(by, std::nullopt, error);
+    spdlog::info("inventory: {} runs {}", by, command->argv.front());
+  }
   if (!discoverers_running_.emplace(by).second) return;  // the last run still runs
   HookSpec spec;
-  spec.argv = argv;
+  spec.argv = command->argv;
   spec.timeout = config_.inventory.timeout;
   spec.kill_grace = std::chrono::seconds(1);
   spec.output_cap = 1 << 20;
   HookInput input;
-  for (char** e = environ; *e != nullptr; ++e) {  // npu-smi needs the driver's environment
-    const std::string_view kv(*e);
-    const size_t eq = kv.find('=');
-    if (eq != std::string_view::npos) {
-      input.env.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-    }
-  }
+  input.env = command->env;
   runner_->run(spec, std::move(input), [this, by = std::string(by)](const HookResult& r) {
     discoverers_running_.erase(by);
     if (stopping_) return;

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <set>
 
+#include "daemon/core/child_process.hpp"
+
 namespace faultd {
 namespace {
 
@@ -15,6 +17,22 @@ bool all_digits(std::string_view s) {
 }
 
 }  // namespace
+
+std::optional<DiscovererCommand> discoverer_command(const std::vector<std::string>& argv,
+                                                    std::string& error) {
+  if (argv.empty()) {
+    error = "no program";
+    return std::nullopt;
+  }
+  auto program = resolve_executable(argv.front(), kChildPath);
+  if (!program) {
+    error = argv.front() + ": not found in " + std::string(kChildPath);
+    return std::nullopt;
+  }
+  DiscovererCommand cmd{argv, {{"PATH", std::string(kChildPath)}}};
+  cmd.argv.front() = std::move(*program);
+  return cmd;
+}
 
 Discovery discovery_from_npu_smi(const std::vector<command_parsers::DeviceHealth>& table) {
   std::set<std::string> cards;

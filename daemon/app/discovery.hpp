@@ -8,10 +8,18 @@
 // agree on). Failing all, the chip's position in the table. nvidia-smi: the index.
 // /dev: davinciN and nvidiaN (not davinci_manager, nvidiactl, nvidia-uvm ...).
 //
-// Pure functions (the /dev listing reads a directory); the app runs the commands.
+// The commands run as the hooks do (daemon/actions): their program an absolute path, a bare name
+// looked up in the system's directories (kChildPath) when a config comes into force, never in
+// faultd's PATH; their environment PATH alone, none of faultd's. A tool that needs a variable
+// is given it in its argv: [/usr/bin/env, VAR=value, npu-smi, info].
+//
+// Pure functions (the /dev listing reads a directory, the lookup stats the PATH's files); the
+// app runs the commands.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectors/command/parsers/parsers.hpp"
@@ -22,6 +30,15 @@ namespace faultd {
 inline constexpr std::string_view kNpuSmiDiscoverer = "npu-smi";
 inline constexpr std::string_view kNvidiaSmiDiscoverer = "nvidia-smi";
 inline constexpr std::string_view kDevDiscoverer = "dev";
+
+// What runs for a discoverer configured as `argv`.
+struct DiscovererCommand {
+  std::vector<std::string> argv;                         // argv[0] an absolute path
+  std::vector<std::pair<std::string, std::string>> env;  // the whole environment
+};
+// nullopt, with `error` saying where it was looked for, when a bare program name is not found.
+std::optional<DiscovererCommand> discoverer_command(const std::vector<std::string>& argv,
+                                                    std::string& error);
 
 Discovery discovery_from_npu_smi(const std::vector<command_parsers::DeviceHealth>& table);
 Discovery discovery_from_nvidia_smi(const std::vector<command_parsers::GpuInfo>& gpus);

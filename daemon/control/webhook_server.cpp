@@ -72,6 +72,21 @@ bool is_http_error(const error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_target).category();
 }
 
+// Whose slots a connection from `address` takes: its own address, but every loopback address
+// (127/8, ::1, and those written as v4-mapped v6) is this host, one client however many of them
+// a local user binds.
+asio::ip::address client_of(const asio::ip::address& address) {
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return client_of(asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()));
+  }
+  if (address.is_loopback()) return asio::ip::address_v4::loopback();
+  return address;
+}
+
+std::string describe_client(const asio::ip::address& client) {
+  return client.is_loopback() ? "loopback" : client.to_string();
+}
+
 // The media type without parameters ("application/json; charset=utf-8" → "application/json").
 bool is_json_media_type(std::string_view content_type) {
   return iequals(trim(content_type.substr(0, content_type.find(';'))), "application/json");
@@ -178,12 +193,17 @@ struct WebhookServer::Impl : std::enable_shared_from_this<WebhookServer::Impl> {
   std::shared_ptr<WebhookStats> stats = std::make_shared<WebhookStats>();
   // Live connections; a session removes itself when its last handler lets go of it.
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
-  std::map<asio::ip::address, size_t> per_client;  // live connections by source address
+  std::map<asio::ip::address, size_t> per_client;  // live connections by client (client_of)
+  uint64_t accepted = 0;                           // connections so far: their age order
   bool stopped = false;
 
   void accept();
-  // Why a new connection from `client` would be one too many, or nullopt.
-  std::optional<std::string> over_capacity(const asio::ip::address& client) const;
+  // Frees the slots a new connection from `client` needs (see the header), or says why it
+  // cannot have them.
+  std::optional<std::string> make_room(const asio::ip::address& client, const std::string& peer);
+  // Closes the oldest connection that has not shown the token, of `client` if given; false if
+  // there is none.
+  bool close_oldest_unauthenticated(const asio::ip::address* client, const std::string& peer);
   void close_all();
 };
 
@@ -191,11 +211,18 @@ struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
   Session(tcp::socket s, const tcp::endpoint& remote, std::shared_ptr<Impl> o)
       : stream(std::move(s)),
         peer(format_endpoint(remote)),
-        client(remote.address()),
-        owner(std::move(o)) {
+        client(client_of(remote.address())),
+        owner(std::move(o)),
+        serial(++owner->accepted) {
     ++owner->per_client[client];
   }
-  ~Session() {
+  ~Session() { release(); }
+
+  // Gives the connection's slots back: when it ends, or at once when it is closed to make room
+  // (its handlers still to run must not count it).
+  void release() {
+    if (released) return;
+    released = true;
     owner->sessions.erase(this);
     if (auto it = owner->per_client.find(client);
         it != owner->per_client.end() && --it->second == 0) {
@@ -205,8 +232,10 @@ struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
 
   beast::tcp_stream stream;
   std::string peer;
-  asio::ip::address client;
+  asio::ip::address client;  // whose slots it takes
   std::shared_ptr<Impl> owner;
+  uint64_t serial;  // its age among the connections
+  bool released = false;
   beast::flat_buffer buffer;
   std::optional<http::request_parser<http::string_body>> parser;
   http::response<http::string_body> response;
@@ -218,7 +247,7 @@ struct WebhookServer::Impl::Session : std::enable_shared_from_this<Session> {
   const Options& opt() const { return owner->opt; }
   WebhookStats& stats() { return *owner->stats; }
   bool gone(const error_code& ec) const {
-    return owner->stopped || ec == asio::error::operation_aborted;
+    return owner->stopped || released || ec == asio::error::operation_aborted;
   }
   // A client that has not shown the token gets a short deadline: it must not hold a slot long.
   std::chrono::milliseconds header_deadline() const {
@@ -455,7 +484,7 @@ void WebhookServer::Impl::accept() {
     const auto remote = sock.remote_endpoint(pec);
     if (pec) {
       sock.close(pec);  // the client is gone already
-    } else if (auto why = self->over_capacity(remote.address())) {
+    } else if (auto why = self->make_room(client_of(remote.address()), format_endpoint(remote))) {
       ++self->stats->over_capacity;
       if (self->refusals.admit()) {
         spdlog::warn("webhook: refused a connection from {}: {}", format_endpoint(remote), *why);
@@ -470,16 +499,40 @@ void WebhookServer::Impl::accept() {
   });
 }
 
-std::optional<std::string> WebhookServer::Impl::over_capacity(
-    const asio::ip::address& client) const {
-  if (sessions.size() >= opt.max_connections) {
-    return std::to_string(sessions.size()) + " connections already open";
+std::optional<std::string> WebhookServer::Impl::make_room(const asio::ip::address& client,
+                                                          const std::string& peer) {
+  if (const auto it = per_client.find(client);
+      it != per_client.end() && it->second >= opt.max_connections_per_client) {
+    const std::string held = std::to_string(it->second);
+    if (!close_oldest_unauthenticated(&client, peer)) {
+      return held + " authenticated connections from " + describe_client(client) + " already open";
+    }
   }
-  const auto it = per_client.find(client);
-  if (it != per_client.end() && it->second >= opt.max_connections_per_client) {
-    return std::to_string(it->second) + " connections from " + client.to_string() + " already open";
+  if (sessions.size() >= opt.max_connections && !close_oldest_unauthenticated(nullptr, peer)) {
+    return std::to_string(sessions.size()) + " authenticated connections already open";
   }
   return std::nullopt;
+}
+
+bool WebhookServer::Impl::close_oldest_unauthenticated(const asio::ip::address* client,
+                                                       const std::string& peer) {
+  std::shared_ptr<Session> oldest;
+  for (auto& [ptr, weak] : sessions) {
+    auto s = weak.lock();
+    if (!s || s->authenticated || (client != nullptr && s->client != *client)) continue;
+    if (!oldest || s->serial < oldest->serial) oldest = std::move(s);
+  }
+  if (!oldest) return false;
+  ++stats->over_capacity;
+  if (refusals.admit()) {
+    spdlog::warn(
+        "webhook: closed the connection from {} to make room for one from {}: it had sent no "
+        "authorized request",
+        oldest->peer, peer);
+  }
+  oldest->release();
+  oldest->stream.close();
+  return true;
 }
 
 void WebhookServer::Impl::close_all() {

@@ -15,8 +15,13 @@
 // a connection that has not yet sent an authorized request has first_request_timeout (3 s) for
 // its headers, so an unauthenticated client holds a slot briefly; an authenticated one gets
 // header_timeout for its next request on a keep-alive connection. At most max_connections are
-// served at once, and at most max_connections_per_client from one source address, so one client
-// cannot take every slot from Alertmanager (more are closed on accept). Error replies sent
+// open at once, and at most max_connections_per_client from one client: a source address, every
+// loopback address counting as one client (a local user may bind any of 127/8). When a new
+// connection finds its client's slots or the server's all taken, the oldest connection that has
+// not shown the token (its client's, else anyone's) is closed to make room; only when every
+// slot it needs is held by an authenticated connection is the new one closed on accept. So
+// connections that merely sit, from however many addresses, never keep Alertmanager out: its
+// request shows the token as soon as it arrives. Error replies sent
 // before the body was read close the connection (after draining what the client is still
 // sending, so it gets the reply instead of a reset). Rejections are logged at warn with the peer
 // address, never with the token, at most 10 a minute (RefusalLog), and counted all.
@@ -59,7 +64,9 @@ struct WebhookStats {
   std::atomic<uint64_t> method_not_allowed{0};  // 405
   std::atomic<uint64_t> unsupported_media_type{0};  // 415
   std::atomic<uint64_t> timeouts{0};                // connection closed: headers or body too slow
-  std::atomic<uint64_t> over_capacity{0};   // closed on accept: too many open, or from its address
+  // A connection closed for want of a slot: a new one refused (every slot it needs is
+  // authenticated), or one that had not shown the token closed to make room for a new one.
+  std::atomic<uint64_t> over_capacity{0};
   std::atomic<uint64_t> handler_errors{0};  // 500: the handler threw or gave no valid status
 
   // (result, count) for every counter above, in this stable order: "accepted", "unauthorized",
@@ -87,7 +94,7 @@ class WebhookServer {
     std::chrono::milliseconds body_timeout{10'000};  // also the write and drain limit
     uint64_t max_body = 1024 * 1024;
     size_t max_connections = 64;
-    size_t max_connections_per_client = 8;  // from one source address
+    size_t max_connections_per_client = 8;  // from one client (loopback: one client)
   };
 
   WebhookServer(boost::asio::io_context& io, Options options, Handler handler);

@@ -64,6 +64,12 @@ struct SpawnedProcess {
 SpawnedProcess spawn_process(const std::string& path, const std::vector<std::string>& argv,
                              const std::vector<std::pair<std::string, std::string>>& env);
 
+// The PATH of what faultd runs for the operator with a clean environment (hooks, inventory
+// discoverers): the system's directories, never faultd's own PATH, which a unit file or the
+// shell that started faultd may have changed.
+inline constexpr std::string_view kChildPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 // Where `name` would be executed from: itself if it contains a '/', else the first executable
 // regular file in `path_var` (empty PATH entries, which would mean the working directory, are
 // skipped on purpose). nullopt when not found.

@@ -39,9 +39,13 @@ pm::ClientMetric sample(std::vector<pm::ClientMetric::Label> labels, double valu
 double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 // The HTTP server's threads, and how long a client may take to send its request (or to take
-// the reply) before its thread is free again.
-constexpr int kHttpThreads = 8;
-constexpr std::chrono::milliseconds kRequestTimeout{3000};
+// the reply) before its thread is free again. A connection holds a thread from accept to close,
+// so k connections held open delay a scrape by about floor(k / threads) request timeouts: 64
+// threads and 1 s keep 63 of them from delaying it at all, and need about 640 to push it past
+// Prometheus' 10 s scrape timeout. Prometheus sends its request as soon as it has connected, and
+// reads the reply (at most a few MB) at once. Idle threads cost their stacks' touched pages.
+constexpr int kHttpThreads = 64;
+constexpr std::chrono::milliseconds kRequestTimeout{1000};
 
 // Hooks run from milliseconds (a label) to half an hour (a stress diagnosis).
 const pm::Histogram::BucketBoundaries kActionBuckets{0.05, 0.1, 0.5, 1,   5,   10,
@@ -447,8 +451,8 @@ Metrics::~Metrics() = default;
 void Metrics::serve(const std::string& listen) {
   // civetweb serves a connection on one thread from accept to close, and a client that sends
   // nothing (or one byte) holds it until the request timeout (30 s by default): with 2 threads,
-  // two such clients blocked every scrape. Enough threads, a short timeout and no keep-alive
-  // leave scrapes a free thread (security audit F9).
+  // two such clients blocked every scrape, with 8 threads and 3 s, 16 delayed it by 6 s. Enough
+  // threads, a short timeout and no keep-alive leave scrapes a free thread (security audit F9).
   exposer_ = std::make_unique<pm::Exposer>(std::vector<std::string>{
       "listening_ports", listen, "num_threads", std::to_string(kHttpThreads), "request_timeout_ms",
       std::to_string(kRequestTimeout.count()), "enable_keep_alive", "no"});

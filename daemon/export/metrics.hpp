@@ -43,7 +43,7 @@ class Metrics {
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
-  // Binds "host:port" (port 0 picks a free one), served by 8 HTTP threads with a 3 s request
+  // Binds "host:port" (port 0 picks a free one), served by 64 HTTP threads with a 1 s request
   // timeout and no keep-alive. Throws std::runtime_error if it cannot bind.
   void serve(const std::string& listen);
   std::vector<int> listening_ports() const;

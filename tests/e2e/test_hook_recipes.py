@@ -454,6 +454,33 @@ def isolate_label(args, check, work):
               "isolate-device %s records the fault" % device)
 
 
+def device_check(args, check, work):
+    """A hook run by hand (or by another launcher) checks the device id against faultd's own
+    pattern, first character a letter or digit: an id that reads as an option reaches no tool,
+    one that names a directory writes no file (security audit N11)."""
+    rec = Recipes(args, work)
+    isolated = os.path.join(work, "isolated")
+    env = {"FAULTD_ISOLATED_DIR": isolated, "FAULTD_KUBECONFIG": os.path.join(work, "none")}
+    recipes = [("isolate-device", "isolate"), ("diagnose-device", "diagnose"),
+               ("mindcluster-separate-npu", "isolate"), ("mindcluster-public-fault", "isolate"),
+               ("kubernetes-node-devices", "isolate"), ("slurm-drain", "isolate"),
+               ("resume-from-checkpoint", "resume")]
+    for hook, action in recipes:
+        for device in ("-sc", ".", "..", "../x", "_3", "3\n", "", "a" * 65):
+            r = rec.run(hook, device=device, action=action, extra_env=env)
+            check(r.returncode not in (0, 75) and "not a valid device id" in r.stderr,
+                  "%s refuses device %r (%d: %s)" % (hook, device, r.returncode, said(r)))
+    check(rec.calls() == [], "no tool ran for a bad id (%s)" % rec.calls()[:1])
+    check(not os.path.exists(isolated) or os.listdir(isolated) == [],
+          "isolate-device wrote nothing (%s)" % (os.listdir(isolated)
+                                                 if os.path.exists(isolated) else []))
+    check(not os.path.exists(os.path.join(work, "x.json")), "nothing written outside its directory")
+    for hook, action in recipes:
+        r = rec.run(hook, device="0000:3b:00.0", action=action, dry_run=True, extra_env=env)
+        check("not a valid device id" not in r.stderr,
+              "%s accepts a PCI address as the device (%s)" % (hook, said(r)))
+
+
 def example_hooks_dry_run(args, check, work):
     """The hooks the default faultd.yaml names keep working in dry run with no tools at all."""
     rec = Recipes(args, work)
@@ -466,4 +493,4 @@ def example_hooks_dry_run(args, check, work):
 
 if __name__ == "__main__":
     harness.main(separate_npu, public_fault, node_devices, slurm, resume, diagnose, isolate_label,
-                 example_hooks_dry_run)
+                 device_check, example_hooks_dry_run)

@@ -10,7 +10,13 @@ table layouts, against one real faultd each:
   warning clears by itself;
 - 100,000 forged lines naming devices the node does not have (the security audit's R6, written
   by `nobody`) create no device, no series and no action, leave a few rows in the journal and
-  keep RSS under 64 MiB."""
+  keep RSS under 64 MiB;
+- a discoverer runs as a hook does (the security audit's N12): with PATH alone in its
+  environment, none of faultd's, and a bare program name is looked up in the system's
+  directories, never in faultd's PATH; the program it runs is logged.
+
+The stand-in gets its script through env(1) in its argv, as a tool that needs a variable is
+configured."""
 import json
 import os
 import sqlite3
@@ -34,8 +40,19 @@ def write_script(path, script):
     os.replace(tmp, path)
 
 
-def config(args, work, port, dry_run=False, extra=""):
+def fake_npu_smi(args, work):
+    """The stand-in's argv, its script and state passed as a discoverer needs them."""
     fake = os.path.join(args.source_dir, "tests/sim/fake-npu-smi")
+    return ["/usr/bin/env", "FAKE_NPU_SMI_SCRIPT=" + script_path(work),
+            "FAKE_NPU_SMI_STATE=" + os.path.join(work, "npu-smi-state"), fake]
+
+
+def script_path(work):
+    return os.path.join(work, "npu-smi.json")
+
+
+def config(args, work, port, dry_run=False, extra="", npu_smi=None, nvidia_smi=()):
+    npu_smi = npu_smi or fake_npu_smi(args, work) + ["info"]
     return f"""
 node: inventory
 state_dir: {work}/state
@@ -45,8 +62,8 @@ include: ["{args.source_dir}/etc/faultd/rules.d/*.yaml"{extra}]
 sources:
   - {{ name: logs, type: file, paths: ["{work}/logs/*.log"], scan_interval: 100ms }}
 inventory:
-  npu_smi: ["{fake}", info]
-  nvidia_smi: []
+  npu_smi: {json.dumps(npu_smi)}
+  nvidia_smi: {json.dumps(list(nvidia_smi))}
   dev_dir: ""
   interval: 1s
   timeout: 1s
@@ -58,9 +75,7 @@ policy: {{ dry_run: {"true" if dry_run else "false"} }}
 
 def start(args, work, script, **kw):
     port = free_port()
-    os.environ["FAKE_NPU_SMI_SCRIPT"] = os.path.join(work, "npu-smi.json")
-    os.environ["FAKE_NPU_SMI_STATE"] = os.path.join(work, "npu-smi-state")
-    write_script(os.environ["FAKE_NPU_SMI_SCRIPT"], script)
+    write_script(script_path(work), script)
     with open(os.path.join(work, "hook.sh"), "w") as f:
         f.write(HOOK)
     os.chmod(os.path.join(work, "hook.sh"), 0o755)
@@ -112,7 +127,7 @@ def plain_layout_lost_isolated_returned(args, check, work):
     text_status = d.ctl("status").stdout
     check("8 of 8 device(s) present" in text_status, "faultctl status says 8 of 8 present")
 
-    write_script(os.environ["FAKE_NPU_SMI_SCRIPT"], {"npus": 8, "missing": ["5"]})
+    write_script(script_path(work), {"npus": 8, "missing": ["5"]})
     wait_for("device 5 isolated", lambda: states(port).get("5") == "isolated",
              timeout=harness.scaled(30))
     lost = [f for f in events(d, "5") if f["rule"] == "device.lost"]
@@ -124,7 +139,7 @@ def plain_layout_lost_isolated_returned(args, check, work):
           "the other 7 stay healthy")
     check("[missing]" in d.ctl("status").stdout, "faultctl status marks device 5 missing")
 
-    write_script(os.environ["FAKE_NPU_SMI_SCRIPT"], {"npus": 8})
+    write_script(script_path(work), {"npus": 8})
     wait_rule(d, "5", "device.returned")
     check(metric_value(scrape(port), "faultd_devices_present", {}) == 8.0, "8 present again")
     check(states(port).get("5") == "isolated", "an isolated device stays isolated on its return")
@@ -133,7 +148,7 @@ def plain_layout_lost_isolated_returned(args, check, work):
     check(states(port).get("5") == "healthy", "device 5 healthy once cleared")
     # The inventory survives a restart: still 8 devices before any discovery ran.
     d.stop()
-    os.environ["FAKE_NPU_SMI_SCRIPT"] = "/nonexistent"
+    os.remove(script_path(work))  # the stand-in fails from now on
     d.start()
     check(len(states(port)) == 8, "8 devices shown right after a restart, from the store")
 
@@ -144,13 +159,13 @@ def a3_layout_dry_run_recovers(args, check, work):
     check(metric_value(scrape(port), "faultd_device_info",
                        {"device": "11", "physical_id": "11", "bus_id": "0000:B3:00.0"}) == 1.0,
           "chip 1 of card 5 is device 11, with its physical id and bus id")
-    write_script(os.environ["FAKE_NPU_SMI_SCRIPT"], {"npus": 8, "layout": "a3", "missing": ["5"]})
+    write_script(script_path(work), {"npus": 8, "layout": "a3", "missing": ["5"]})
     wait_for("devices 10 and 11 warning",
              lambda: states(port).get("10") == "warning" and states(port).get("11") == "warning",
              timeout=harness.scaled(30))
     check(sum(1 for s in states(port).values() if s == "healthy") == 14,
           "the 14 other chips stay healthy (their ids do not move)")
-    write_script(os.environ["FAKE_NPU_SMI_SCRIPT"], {"npus": 8, "layout": "a3"})
+    write_script(script_path(work), {"npus": 8, "layout": "a3"})
     wait_for("devices 10 and 11 healthy again",
              lambda: states(port).get("10") == "healthy" and states(port).get("11") == "healthy",
              timeout=harness.scaled(30))
@@ -208,6 +223,50 @@ def forged_devices_are_bounded(args, check, work):
              timeout=harness.scaled(20))
 
 
+def discoverer_environment(args, check, work):
+    """Security audit N12: faultd's environment (a secret, a PATH with a planted tool first) does
+    not reach a discoverer, and a bare name found only through faultd's PATH is not run."""
+    planted_dir = os.path.join(work, "planted")
+    os.makedirs(planted_dir)
+    ran = os.path.join(work, "planted-ran")
+    with open(os.path.join(planted_dir, "faultd-test-planted-smi"), "w") as f:
+        f.write("#!/bin/sh\ntouch %s\n" % ran)
+    os.chmod(os.path.join(planted_dir, "faultd-test-planted-smi"), 0o755)
+    # The discoverer records its environment, then answers as npu-smi does.
+    shows_env = os.path.join(work, "shows-env")
+    with open(shows_env, "w") as f:
+        f.write('#!/bin/sh\nenv > "$0.env"\nexec "$@"\n')
+    os.chmod(shows_env, 0o755)
+    saved = dict(os.environ)
+    os.environ["PATH"] = planted_dir + os.pathsep + os.environ["PATH"]
+    os.environ["FAULTD_TEST_SECRET_ENV"] = "hunter2"
+    try:
+        port = free_port()
+        write_script(script_path(work), {"npus": 4})
+        d = Faultd(args, work, config(args, work, port,
+                                      npu_smi=[shows_env] + fake_npu_smi(args, work) + ["info"],
+                                      nvidia_smi=["faultd-test-planted-smi"]))
+        d.start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    check(wait_for("4 devices", lambda: len(states(port)) == 4, timeout=harness.scaled(20)),
+          "the discoverer ran and its table gave 4 devices")
+    with open(shows_env + ".env") as f:
+        env = dict(line.split("=", 1) for line in f.read().splitlines() if "=" in line)
+    check("FAULTD_TEST_SECRET_ENV" not in env, "faultd's environment is not passed on")
+    check(env.get("PATH") == "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          "PATH is the hooks' (%s)" % env.get("PATH"))
+    check(set(env) <= {"PATH", "PWD", "SHLVL", "_", "FAKE_NPU_SMI_SCRIPT", "FAKE_NPU_SMI_STATE"},
+          "nothing else but what the shell and env(1) set (%s)" % sorted(env))
+    check(wait_for("the planted tool's failure logged",
+                   lambda: "faultd-test-planted-smi: not found in /usr/local/sbin" in d.read_log()),
+          "a bare name only faultd's PATH holds is not found")
+    check(not os.path.exists(ran), "the planted tool never ran")
+    check("inventory: npu-smi runs %s" % shows_env in d.read_log(), "the program run is logged")
+    check(d.stop() == 0, "faultd stops cleanly")
+
+
 if __name__ == "__main__":
     harness.main(plain_layout_lost_isolated_returned, a3_layout_dry_run_recovers,
-                 forged_devices_are_bounded)
+                 forged_devices_are_bounded, discoverer_environment)

@@ -9,7 +9,9 @@ faultd runs as root.
 - F16: a file rewritten with the same long banner and grown past the read offset while faultd
   cannot look (SIGSTOP standing in for a stall, and a kill -9 across the rewrite) is read again
   from its start.
-- F17: terminal escapes in a log's file name are shown escaped by `faultctl events`.
+- F17: terminal escapes in a log's file name are shown escaped by `faultctl events`, and a name
+  holding ESC, BEL and a newline followed by a record of its own making neither reaches faultd's
+  own log raw nor starts a record there.
 - F2: the records of the command source printed into a job's log neither clear the warning the
   kernel log raised nor raise a fault of their own; they are counted as refused."""
 import os
@@ -155,7 +157,8 @@ def rewrite_unseen(args, check, work):
 
 
 def escaped_names(args, check, work):
-    """R16 of the audit: terminal escapes in a log's file name reach `faultctl events`."""
+    """R16 of the audit: terminal escapes in a log's file name reach neither `faultctl events` nor
+    faultd's own log raw."""
     logs = writer_dir(os.path.join(work, "logs"))
     name = "x\x1b]0;pwned-title\x07\x1b[2K\r9 forged row\x1b[8m.log"
     port = free_port()
@@ -168,7 +171,20 @@ def escaped_names(args, check, work):
           "F17: no control byte of the file name reaches the terminal")
     check("x\\x1b]0;pwned-title\\x07\\x1b[2K\\x0d9 forged row\\x1b[8m.log" in out,
           "F17: the name is shown escaped: %r" % out[-200:])
+
+    # faultd's own log names the file of every fault it records.
+    forged = ("[2026-01-01 00:00:00.000] [warning] fault: rule=forged.rule device=5 "
+              "level=SeparateNPU code=- at forged.log:1")
+    append(os.path.join(logs, "x\x1b]0;x\x07\n" + forged + ".log"), "FAULT-X on dev=<6>\n")
+    wait_for("device 6 in warning", lambda: state_of(port, "6") == "warning")
     check(d.stop() == 0, "faultd stops cleanly")
+    log = d.read_log()
+    check(not any(c in log for c in "\x1b\x07\r"), "F17: no control byte reaches faultd's log")
+    check(not any(line.startswith("[2026-01-01") for line in log.splitlines()),
+          "F17: the name starts no record of its own in faultd's log")
+    check("x\\x1b]0;x\\x07\\x0a" + forged in log,
+          "F17: faultd's log shows the name escaped, in the fault's record: %r" %
+          [line for line in log.splitlines() if "device=6" in line])
 
 
 def forged_records(args, check, work):

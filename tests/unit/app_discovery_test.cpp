@@ -3,11 +3,14 @@
 // sources in its README) and a /dev directory.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "daemon/app/discovery.hpp"
+#include "daemon/core/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
@@ -153,9 +156,7 @@ TEST_CASE("nvidia-smi: the inventory's own query, with every spelling of each GP
   CHECK(inv.resolve("1321923001828") == "0");
   // Garbled or foreign output is refused whole.
   for (const char* bad :
-       {"",
-        "NVIDIA-SMI has failed because it couldn't communicate with the "
-        "NVIDIA driver.\n",
+       {"", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n",
         "0, 00000000:18:00.0\n", "x, 00000000:18:00.0, GPU-a, 1, n\n", "0, 18, GPU-a, 1, n\n"}) {
     INFO(bad);
     CHECK_FALSE(parse_nvidia_smi_gpus(bad, error));
@@ -173,4 +174,44 @@ TEST_CASE("/dev: davinciN and nvidiaN are devices, the control nodes are not", "
   std::vector<std::string> ids;
   for (const auto& dev : d.devices) ids.push_back(dev.vendor + ":" + dev.id);
   CHECK(ids == std::vector<std::string>{"ascend:0", "ascend:1", "nvidia:3", "ascend:10"});
+}
+
+// Security audit N12: a discoverer ran with faultd's whole environment and was found through
+// faultd's PATH; it now runs as a hook does.
+TEST_CASE("a discoverer is found in the system's directories, never in faultd's PATH",
+          "[app][discovery]") {
+  std::string error;
+  const auto sh = discoverer_command({"sh", "-c", "exit 0"}, error);
+  REQUIRE(sh);
+  CHECK(sh->argv.front().front() == '/');
+  CHECK(std::filesystem::exists(sh->argv.front()));
+  CHECK(sh->argv == std::vector<std::string>{sh->argv.front(), "-c", "exit 0"});
+
+  // A program that only faultd's PATH holds (a directory a unit file or a shell put first).
+  faultd::testing::TempDir dir;
+  const std::string planted = dir.write("faultd-test-planted-smi", "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(planted, std::filesystem::perms::owner_all);
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path != nullptr ? old_path : "";
+  ::setenv("PATH", (dir.path().string() + ":" + saved).c_str(), 1);
+  const auto found = discoverer_command({"faultd-test-planted-smi", "info"}, error);
+  ::setenv("PATH", saved.c_str(), 1);
+  CHECK_FALSE(found);
+  CHECK(error == "faultd-test-planted-smi: not found in " + std::string(kChildPath));
+
+  // A path given in the config is the one run.
+  const auto given = discoverer_command({planted, "info"}, error);
+  REQUIRE(given);
+  CHECK(given->argv == std::vector<std::string>{planted, "info"});
+}
+
+TEST_CASE("a discoverer's environment is the hooks' PATH and nothing of faultd's",
+          "[app][discovery]") {
+  ::setenv("FAULTD_TEST_SECRET_ENV", "hunter2", 1);
+  std::string error;
+  const auto cmd = discoverer_command({"/bin/true"}, error);
+  ::unsetenv("FAULTD_TEST_SECRET_ENV");
+  REQUIRE(cmd);
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  CHECK(cmd->env == Env{{"PATH", std::string(kChildPath)}});
 }

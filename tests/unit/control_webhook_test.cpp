@@ -561,26 +561,84 @@ TEST_CASE("webhook: connections beyond the limit are closed on accept", "[contro
   CHECK(again->status == 202);
 }
 
-TEST_CASE("webhook: one client cannot take every connection slot (security audit F10)",
+TEST_CASE("webhook: a new connection closes its client's oldest one that showed no token",
+          "[control][webhook]") {
+  WebhookServer::Options o;
+  o.max_connections_per_client = 2;
+  o.first_request_timeout = 60s;  // only making room closes anything here
+  Server s(o);
+  // Two connections that sent one byte each, as a slow client holds them; every loopback
+  // address is one client, whichever of 127/8 it binds.
+  Conn oldest(s.port(), "127.0.0.2");
+  REQUIRE(oldest.send("P"));
+  Conn second(s.port(), "127.0.0.3");
+  REQUIRE(second.send("P"));
+  Conn legit(s.port(), "127.0.0.4");
+  REQUIRE(legit.send(request("POST", "/api/v1/alerts", alertmanager_body())));
+  auto r = legit.read_response();
+  REQUIRE(r);
+  CHECK(r->status == 202);
+  CHECK(oldest.closed_within(5s));
+  CHECK_FALSE(second.closed_within(200ms));
+  CHECK(s.stats().over_capacity == 1);
+  CHECK(s.stats().timeouts == 0);
+}
+
+TEST_CASE("webhook: slots held by authenticated connections are not taken; one more is refused",
           "[control][webhook]") {
   WebhookServer::Options o;
   o.max_connections_per_client = 2;
   Server s(o);
-  // Two connections that sent one byte each, as a slow client holds them.
   Conn a(s.port());
-  Conn b(s.port());
-  REQUIRE(a.send("P"));
-  REQUIRE(b.send("P"));
-  Conn third(s.port());
+  Conn b(s.port(), "127.0.0.2");
+  for (Conn* c : {&a, &b}) {
+    REQUIRE(c->send(request("POST", "/api/v1/alerts", alertmanager_body())));
+    REQUIRE(c->read_response());
+  }
+  Conn third(s.port(), "127.0.0.3");  // loopback too: the same client
   CHECK(third.closed_within(5s));
   CHECK(s.stats().over_capacity == 1);
-  // Another client is served meanwhile.
-  Conn other(s.port(), "127.0.0.2");
-  REQUIRE(other.send(request("POST", "/api/v1/alerts", alertmanager_body())));
-  auto r = other.read_response();
-  REQUIRE(r);
-  CHECK(r->status == 202);
-  CHECK(s.stats().over_capacity == 1);
+  // The authenticated ones still work.
+  for (Conn* c : {&a, &b}) {
+    REQUIRE(c->send(request("POST", "/api/v1/alerts", alertmanager_body())));
+    auto again = c->read_response();
+    REQUIRE(again);
+    CHECK(again->status == 202);
+  }
+}
+
+// The audit's reproduction: 8 connections from each of 127.0.0.2 to 127.0.0.9 (8 addresses at
+// the per-address cap fill the server's 64 slots), held open; then Alertmanager's request from
+// 127.0.0.1. It failed 3 of 3 times before loopback was one client and idle connections made
+// room.
+TEST_CASE(
+    "webhook: idle connections from eight loopback addresses do not keep a request out "
+    "(security audit F10)",
+    "[control][webhook]") {
+  WebhookServer::Options o;       // the defaults: 64 slots, 8 per client
+  o.first_request_timeout = 60s;  // held for the whole test, as a patient attacker does
+  Server s(o);
+  std::vector<std::unique_ptr<Conn>> held;
+  for (int address = 2; address <= 9; ++address) {
+    const std::string from = "127.0.0." + std::to_string(address);
+    for (int i = 0; i < 8; ++i) {
+      held.push_back(std::make_unique<Conn>(s.port(), from.c_str()));
+      REQUIRE(held.back()->send("P"));
+    }
+  }
+  // Loopback is one client: 8 of the 64 are kept, each later one closed the oldest.
+  CHECK(eventually([&] { return s.stats().over_capacity == 56; }));
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Conn legit(s.port(), "127.0.0.1");
+    REQUIRE(legit.send(request("POST", "/api/v1/alerts", alertmanager_body())));
+    auto r = legit.read_response();
+    REQUIRE(r);
+    CHECK(r->status == 202);
+  }
+  CHECK(s.calls() == 3);
+  // The first request closed one more; the later ones did if the last had not yet ended.
+  CHECK(s.stats().over_capacity >= 57);
+  CHECK(s.stats().timeouts == 0);
 }
 
 TEST_CASE(

@@ -315,6 +315,34 @@ TEST_CASE("metrics are served over HTTP on a port chosen at bind time", "[export
   CHECK_THROWS(Metrics().serve("127.0.0.1:" + std::to_string(ports[0])));
 }
 
+// Security audit F9: 8 clients that sent one byte each delayed a scrape by 3 s, 16 by 6 s, as
+// each held one of the 8 HTTP threads until the 3 s request timeout. Held open here for the
+// whole scrape: it must not wait for any of them.
+TEST_CASE("a scrape is not delayed by 16 idle connections held open", "[export]") {
+  Metrics m;
+  m.serve("127.0.0.1:0");
+  const int port = m.listening_ports().at(0);
+  std::vector<int> idle;
+  for (int i = 0; i < 16; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    idle.push_back(fd);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::write(fd, "G", 1) == 1);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::string body = http_get(port, "/metrics");
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK_THAT(body, Catch::Contains("200 OK"));
+  // Under one request timeout (1 s): no idle connection's thread was waited for.
+  CHECK(took < 800ms);
+  for (const int fd : idle) ::close(fd);
+}
+
 TEST_CASE("the isolation budget is exported as remaining and exhausted", "[export]") {
   Metrics m;
   m.on_isolation_budget(2);

@@ -25,7 +25,10 @@ EXIT_DONE = 0
 EXIT_FAILED = 1
 EXIT_RETRY = 75  # EX_TEMPFAIL: faultd retries with backoff up to the action's `retries`
 
-DEVICE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+# faultd's own device id pattern (daemon/core/types.hpp): the first character a letter or digit,
+# so that no id reads as an option (-sc) or a directory (., ..); matched whole (fullmatch: "$"
+# would let a trailing newline through).
+DEVICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 # Action names that undo what the recipe did for the device (see docs/hooks.md).
 RELEASE_ACTIONS = ("clear", "release")
 STDIN_LIMIT = 1 << 20
@@ -98,7 +101,7 @@ class Hook:
 
     def check_inputs(self):
         self.fault = _read_fault()
-        if self.need_device and not DEVICE_ID.match(self.device):
+        if self.need_device and not DEVICE_ID.fullmatch(self.device):
             raise HookError("FAULTD_DEVICE %r is not a valid device id" % self.device)
         if not self.node:
             raise HookError("FAULTD_NODE is empty: faultd sets it to the node name")
