@@ -117,27 +117,32 @@ std::string evidence_text(const ReplicaDivergence& r) {
   return text;
 }
 
+// A value the dumps chose, made acceptable to parse_report: bytes that are not printable ASCII
+// become '?' (a Python identifier may be Unicode) and a long one is cut, so that one odd
+// module name cannot make faultd refuse the whole report.
+std::string fit(std::string_view value, size_t max) {
+  std::string v(value.substr(0, max));
+  for (auto& ch : v) {
+    if (ch < 0x20 || ch > 0x7E) ch = '?';
+  }
+  return v.empty() ? "?" : v;
+}
+
 }  // namespace
 
 json report_request(const ReplicaDivergence& r) {
-  // A cell longer than a value may be (a long shape, a text argument) is cut, and bytes that
-  // are not printable ASCII become '?', rather than have the whole report refused.
   json metrics = json::array();
   for (const auto& [name, value] : r.metrics) {
     if (metrics.size() == kMaxReportMetrics) break;
-    std::string v = value.substr(0, kMaxReportMetricValueBytes);
-    for (auto& ch : v) {
-      if (ch < 0x20 || ch > 0x7E) ch = '?';
-    }
-    metrics.push_back({name, v});
+    metrics.push_back({name, fit(value, kMaxReportMetricValueBytes)});
   }
   return {{"cmd", kReportCommand},
           {"check", kReplicaDivergenceCheck},
           {"device", r.device},
-          {"replica", r.replica},
-          {"reference", r.reference},
-          {"api", r.api},
-          {"tensor", r.tensor},
+          {"replica", fit(r.replica, kMaxReportLabelBytes)},
+          {"reference", fit(r.reference, kMaxReportLabelBytes)},
+          {"api", fit(r.api, kMaxReportNameBytes)},
+          {"tensor", fit(r.tensor, kMaxReportNameBytes)},
           {"mode", r.mode},
           {"data_row", r.data_row},
           {"replicas", r.replicas},
