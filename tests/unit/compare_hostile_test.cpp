@@ -284,7 +284,7 @@ TEST_CASE("job files: a text file is read up to a cap, decompressed bytes counte
   const std::string mib(1 << 20, ' ');
   for (int i = 0; i < 4; ++i) gzwrite(g, mib.data(), static_cast<unsigned>(mib.size()));
   gzclose(g);
-  REQUIRE(fs::file_size(gz) < 64 * 1024);
+  REQUIRE(fs::file_size(gz) < size_t{64} * 1024);
   {
     const cmp::UniqueFd fd = cmp::open_job_file(gz);
     CHECK(why([&] {
