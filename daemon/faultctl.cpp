@@ -667,10 +667,13 @@ faultd::compare::ReportResult report_replicas(const std::string& socket,
   using faultd::compare::ReportResult;
   faultd::control::ReplicaDivergence r;
   r.device = device;
-  r.replica = rep.labels[*rep.suspect];
-  r.reference = rep.labels[rep.first->reference];
-  r.api = rep.first->api;
-  r.tensor = rep.first->name;
+  // The dumps chose these names: cut and made printable rather than have faultd refuse all.
+  using faultd::control::fit_report_text;
+  r.replica = fit_report_text(rep.labels[*rep.suspect], faultd::control::kMaxReportLabelBytes);
+  r.reference =
+      fit_report_text(rep.labels[rep.first->reference], faultd::control::kMaxReportLabelBytes);
+  r.api = fit_report_text(rep.first->api, faultd::control::kMaxReportNameBytes);
+  r.tensor = fit_report_text(rep.first->name, faultd::control::kMaxReportNameBytes);
   r.mode = faultd::compare::mode_name(rep.mode);
   r.data_row = rep.first_data_row;
   r.replicas = rep.labels.size();

@@ -117,32 +117,29 @@ std::string evidence_text(const ReplicaDivergence& r) {
   return text;
 }
 
-// A value the dumps chose, made acceptable to parse_report: bytes that are not printable ASCII
-// become '?' (a Python identifier may be Unicode) and a long one is cut, so that one odd
-// module name cannot make faultd refuse the whole report.
-std::string fit(std::string_view value, size_t max) {
+}  // namespace
+
+std::string fit_report_text(std::string_view value, size_t max) {
   std::string v(value.substr(0, max));
   for (auto& ch : v) {
     if (ch < 0x20 || ch > 0x7E) ch = '?';
   }
-  return v.empty() ? "?" : v;
+  return v;
 }
-
-}  // namespace
 
 json report_request(const ReplicaDivergence& r) {
   json metrics = json::array();
   for (const auto& [name, value] : r.metrics) {
     if (metrics.size() == kMaxReportMetrics) break;
-    metrics.push_back({name, fit(value, kMaxReportMetricValueBytes)});
+    metrics.push_back({name, fit_report_text(value, kMaxReportMetricValueBytes)});
   }
   return {{"cmd", kReportCommand},
           {"check", kReplicaDivergenceCheck},
           {"device", r.device},
-          {"replica", fit(r.replica, kMaxReportLabelBytes)},
-          {"reference", fit(r.reference, kMaxReportLabelBytes)},
-          {"api", fit(r.api, kMaxReportNameBytes)},
-          {"tensor", fit(r.tensor, kMaxReportNameBytes)},
+          {"replica", r.replica},
+          {"reference", r.reference},
+          {"api", r.api},
+          {"tensor", r.tensor},
           {"mode", r.mode},
           {"data_row", r.data_row},
           {"replicas", r.replicas},
