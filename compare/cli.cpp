@@ -4,9 +4,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
+#include <new>
+#include <sstream>
 #include <thread>
 
+#include "compare/job_files.hpp"
 #include "compare/ranks.hpp"
 #include "compare/report.hpp"
 #include "daemon/core/terminal_text.hpp"
@@ -20,6 +22,7 @@ struct Options {
   std::vector<std::string> paths;
   std::string format = "text";
   std::string output;
+  bool overwrite = false;  // --output may replace an existing file (never through a link)
   bool replicas = false;
   bool help = false;
   bool pair_by_order = false;  // ranks paired by position, not id
@@ -67,6 +70,8 @@ bool parse(const std::vector<std::string>& args, Options& o, std::ostream& err) 
       }
     } else if (a == "--output") {
       if (!value(o.output)) return false;
+    } else if (a == "--overwrite") {
+      o.overwrite = true;
     } else if (a == "--replicas") {
       o.replicas = true;
     } else if (a == "--devices-per-node") {
@@ -240,6 +245,7 @@ int run_replicas(const Options& o, std::ostream& out, std::ostream& err, const R
     }
     if (device) j["device"] = *device;
     if (reported) j["report"] = reported->summary;
+    j["unreadable"] = rep.unreadable;
     out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     out << rep.labels.size() << " replicas, " << rep.rows_checked
@@ -264,6 +270,11 @@ int run_replicas(const Options& o, std::ostream& out, std::ostream& err, const R
     } else {
       out << "no disagreement\n";
     }
+    if (!rep.unreadable.empty()) {
+      out << rep.unreadable.size()
+          << " tensor file(s) could not be read; each agrees with no other replica:\n";
+      for (const auto& u : rep.unreadable) out << "  note: " << terminal_safe(u) << '\n';
+    }
   }
   // A report that failed is an error on stderr; one that went through (or found nothing to
   // report) is part of the summary, or of the JSON.
@@ -273,7 +284,7 @@ int run_replicas(const Options& o, std::ostream& out, std::ostream& err, const R
     out << terminal_safe(reported->line) << '\n';
   }
   if (reported && reported->input_error) return kExitInputError;
-  return rep.rows.empty() ? kExitAllPass : kExitSuspect;
+  return rep.rows.empty() && rep.unreadable.empty() ? kExitAllPass : kExitSuspect;
 }
 
 int run_pairs(Options o, std::ostream& out, std::ostream& err) {
@@ -315,36 +326,35 @@ int run_pairs(Options o, std::ostream& out, std::ostream& err) {
       throw InputError("-o csv with " + std::to_string(ranks.size()) +
                        " ranks needs --output DIR (one table per rank)");
     }
-    std::error_code ec;
-    std::filesystem::create_directories(o.output, ec);
+    const UniqueFd dir = open_output_dir(o.output);
     for (const auto& rc : ranks) {
-      const auto file = std::filesystem::path(o.output) / ("compare_result_" + rc.label + ".csv");
-      std::ofstream f(file);
-      write_csv(f, rc);
-      if (!f) throw InputError(file.string() + ": cannot write");
+      const std::string name = "compare_result_" + rc.label + ".csv";
+      std::ostringstream table;
+      write_csv(table, rc);
+      write_new_file(dir.get(), name, table.str(), o.overwrite,
+                     (std::filesystem::path(o.output) / name).string());
     }
     print_summary(err, ranks);
     return code;
   }
-  std::ofstream file;
-  if (!o.output.empty()) {
-    file.open(o.output);
-    if (!file) throw InputError(o.output + ": cannot write");
-  }
-  std::ostream& dest = o.output.empty() ? out : file;
+  std::ostringstream text;
   if (o.format == "csv") {
-    write_csv(dest, ranks[0]);
+    write_csv(text, ranks[0]);
   } else {
     nlohmann::json j{{"ranks", nlohmann::json::array()}, {"exit", code}};
     for (const auto& rc : ranks) j["ranks"].push_back(rank_json(rc, true));
     if (const RankCompare* first = earliest_suspect(ranks)) {
       j["earliest_suspect"] = {{"rank", first->label}, {"api", first->suspect()->api}};
     }
-    dest << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    text << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   }
-  if (!o.output.empty()) {
-    file.close();
-    if (!file) throw InputError(o.output + ": cannot write");
+  if (o.output.empty()) {
+    out << text.str();
+  } else {
+    const std::filesystem::path file(o.output);
+    const std::filesystem::path parent = file.parent_path().empty() ? "." : file.parent_path();
+    const UniqueFd dir = open_output_dir(parent);
+    write_new_file(dir.get(), file.filename().string(), text.str(), o.overwrite, o.output);
   }
   print_summary(err, ranks);
   return code;
@@ -353,7 +363,8 @@ int run_pairs(Options o, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 void compare_usage(std::ostream& out) {
-  out << "usage: faultctl compare NPU_DUMP BENCH_DUMP [-o text|csv|json] [--output FILE|DIR]\n"
+  out << "usage: faultctl compare NPU_DUMP BENCH_DUMP [-o text|csv|json] [--output FILE|DIR\n"
+         "                        [--overwrite]]\n"
          "                        [--fuzzy] [--data-mapping YAML] [--layer-mapping YAML]\n"
          "                        [--pair-by-order] [--jobs N]\n"
          "       faultctl compare --replicas DUMP DUMP DUMP...|STEP_DIR [-o text|json]\n"
@@ -361,6 +372,9 @@ void compare_usage(std::ostream& out) {
          "                        [--report [--socket PATH]]\n"
          "A dump is a dump.json, a .pkl, a rank folder holding one, or a step folder of\n"
          "rank<N> folders (ranks are paired by id). Exit: 0 all pass, 1 suspect, 2 input error.\n"
+         "--output never writes over an existing file or through a link: give --overwrite to\n"
+         "replace a file (a fresh one is renamed over it). Never write results into a job's\n"
+         "tree as root.\n"
          "--report records the replica that disagrees with a running faultd, as a finding on\n"
          "its device (compare.replica-divergence); exit 2 when it cannot be recorded.\n";
 }
@@ -393,6 +407,14 @@ int run_compare_command(const std::vector<std::string>& args, bool global_json, 
     return kExitInputError;
   } catch (const std::filesystem::filesystem_error& e) {
     err << "faultctl compare: " << terminal_safe(e.what()) << '\n';
+    return kExitInputError;
+  } catch (const std::bad_alloc&) {
+    // Never exit 1, which says a suspect was found.
+    err << "faultctl compare: out of memory reading the dumps: nothing was compared\n";
+    return kExitInputError;
+  } catch (const std::exception& e) {
+    err << "faultctl compare: unexpected error: " << terminal_safe(e.what())
+        << ": nothing was compared\n";
     return kExitInputError;
   }
 }

@@ -594,10 +594,6 @@ class Checkers {
   bool cross_;  // MindSpore against PyTorch: dtypes compared without their spelling
 };
 
-std::filesystem::path tensor_path(const Dump& d, const TensorRow& r) {
-  return d.data_dir / r.data_name;
-}
-
 bool is_float64(const std::string& dtype) {
   return dtype == "torch.float64" || dtype == "Float64" || dtype == "float64";
 }
@@ -711,8 +707,8 @@ RankCompare compare_dumps(Dump npu, Dump bench, const CompareOptions& options) {
       }
     } else {
       try {
-        const Tensor tn = read_tensor(tensor_path(rc.npu, n));
-        const Tensor tb = read_tensor(tensor_path(rc.bench, *b));
+        const Tensor tn = read_dump_tensor(rc.npu.data_dir, n.data_name);
+        const Tensor tb = read_dump_tensor(rc.bench.data_dir, b->data_name);
         row.metrics = compare_tensors(tn, tb, rc.semantics, is_float64(n.dtype),
                                       is_float64(b->dtype), options.chunk);
         if (n.dtype != b->dtype && ms && row.metrics.message.empty()) {
@@ -727,6 +723,7 @@ RankCompare compare_dumps(Dump npu, Dump bench, const CompareOptions& options) {
         row.metrics.message = ms ? "Dump file: " + n.data_name + " not found or read failed."
                                  : "Dump file: " + n.data_name + " not found.";
         rc.notes.push_back(e.what());
+        row.unreadable = true;
       }
     }
     row.note = row.metrics.message;
@@ -757,6 +754,15 @@ RankCompare compare_dumps(Dump npu, Dump bench, const CompareOptions& options) {
         row.result = row.result == "Warning" ? kWarning : kPass;
       }
     }
+  }
+
+  // A tensor that could not be read was not compared, so it cannot pass: a job writing an
+  // unreadable file in place of a diverging one would otherwise hide the divergence.
+  for (auto& row : rc.rows) {
+    if (!row.unreadable) continue;
+    ++rc.unreadable;
+    if (row.result == kPass) row.result = kWarning;
+    row.messages.push_back(std::string(kWarning) + ": " + kUnreadableMessage);
   }
 
   for (size_t r = 0; r < rc.rows.size(); ++r) {

@@ -49,7 +49,12 @@ struct ResultRow {
   std::vector<std::string> messages;  // the checkers' messages, in their order
   std::string accuracy;               // ptdbg check_accuracy (tensor mode); empty otherwise
   std::string note;                   // why metrics are missing or special (the tools' wording)
+  bool unreadable = false;            // a tensor file could not be read: a warning, never a pass
 };
+
+// The message an unreadable tensor's row gets (after the level, as the checkers' messages).
+inline constexpr const char* kUnreadableMessage =
+    "a tensor file could not be read, so the row was not compared";
 
 struct Suspect {
   size_t row = 0;  // index into rows
@@ -69,6 +74,7 @@ struct RankCompare {
   std::optional<Suspect> first_seed;  // first ptdbg No with Cosine < 0.99, MaxAbsErr > 0.001
   std::optional<Suspect> first_no;    // first ptdbg No (inf/NaN position mismatches too)
   std::vector<std::string> notes;     // truncated inputs, unreadable tensor files
+  size_t unreadable = 0;              // rows whose tensor files could not be read
   // The suspect this rank reports: the first seed-rule row, else the first error, else the
   // first ptdbg No, else the first warning.
   const Suspect* suspect() const;

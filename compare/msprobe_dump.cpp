@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "compare/dump.hpp"
+#include "compare/job_files.hpp"
 #include "compare/python_text.hpp"
 
 namespace faultd::compare {
@@ -299,26 +300,8 @@ std::string crc32_hex(std::string_view bytes) {
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
-  if (path.extension() == ".gz") {
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (f == nullptr) throw InputError(path.string() + ": cannot open");
-    std::string out;
-    char buf[1 << 16];
-    int n = 0;
-    while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-    int err = 0;
-    const char* msg = gzerror(f, &err);
-    const std::string why = n < 0 ? std::string(msg != nullptr ? msg : "read error") : "";
-    gzclose(f);
-    if (n < 0) throw InputError(path.string() + ": " + why);
-    return out;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(path.string() + ": read error");
-  return text.str();
+  const UniqueFd fd = open_job_file(path);
+  return read_capped(fd.get(), path.string(), kMaxTextBytes, path.extension() == ".gz");
 }
 
 namespace {

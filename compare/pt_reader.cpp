@@ -50,7 +50,7 @@ std::vector<ZipMember> zip_members(const Bytes& bytes, const std::string& name) 
   if (cd_offset == 0xFFFFFFFFu || entries == 0xFFFFu) {
     if (eocd < 20 || u32(d + eocd - 20) != 0x07064b50u) fail("bad ZIP64 locator");
     const uint64_t z = u64(d + eocd - 20 + 8);
-    if (z > size - 56 || u32(d + z) != 0x06064b50u) fail("bad ZIP64 end record");
+    if (size < 56 || z > size - 56 || u32(d + z) != 0x06064b50u) fail("bad ZIP64 end record");
     entries = u64(d + z + 32);
     cd_offset = u64(d + z + 48);
   }
@@ -104,25 +104,73 @@ std::vector<ZipMember> zip_members(const Bytes& bytes, const std::string& name) 
 }
 
 // A pickle value; calls are kept as (callable, arguments), nothing is constructed.
+struct PV;
+using PVP = std::shared_ptr<const PV>;
 struct PV {
   enum class K { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Call, PersId, Mark };
   K k = K::None;
   int64_t i = 0;
   double f = 0;
   std::string s;
-  std::vector<std::shared_ptr<const PV>> items;
-};
-using PVP = std::shared_ptr<const PV>;
+  std::vector<PVP> items;
+  size_t depth = 0;  // of the deepest value inside it (0: holds none)
 
-PVP make(PV v) { return std::make_shared<const PV>(std::move(v)); }
+  PV() = default;
+  PV(PV&&) = default;
+  PV& operator=(PV&&) = default;
+  PV(const PV&) = delete;
+  PV& operator=(const PV&) = delete;
+  // Freed without recursion: the depth cap bounds it already, but a tree is never freed on the
+  // stack a value's nesting decides.
+  ~PV() {
+    std::vector<PVP> pending = std::move(items);
+    while (!pending.empty()) {
+      PVP v = std::move(pending.back());
+      pending.pop_back();
+      if (v.use_count() == 1) {  // the last owner: take its children before it goes
+        auto& kids = const_cast<PV&>(*v).items;
+        for (auto& c : kids) pending.push_back(std::move(c));
+        kids.clear();
+      }
+    }
+  }
+};
+
+// Limits on what a job's data.pkl may build (docs/compare.md): torch.save's pickle for one
+// tensor nests about five deep and holds a few short names.
+constexpr size_t kMaxPickleDepth = 64;  // as find_rebuild looks
+constexpr size_t kMaxPickleNameBytes = 4096;
+constexpr size_t kMaxPickleBuiltBytes = size_t{64} << 20;
+constexpr size_t kMaxPickleBytes = size_t{64} << 20;
+
+PVP make(PV v) {
+  auto p = std::make_shared<PV>(std::move(v));
+  return p;
+}
 
 PVP run_pickle(const uint8_t* p, size_t n, const std::string& name) {
   auto fail = [&name](const std::string& why) -> void {
     throw InputError(name + ": data.pkl: " + why);
   };
+  if (n > kMaxPickleBytes) fail("more than " + std::to_string(kMaxPickleBytes >> 20) + " MiB");
   std::vector<PVP> stack;
   std::vector<PVP> memo;
   size_t at = 0;
+  size_t built = 0;  // bytes of text made so far: memo gets share, STACK_GLOBAL concatenates
+  auto spend = [&](size_t bytes) {
+    built += bytes;
+    if (built > kMaxPickleBuiltBytes) {
+      fail("builds more than " + std::to_string(kMaxPickleBuiltBytes >> 20) + " MiB of text");
+    }
+  };
+  // A value holding others is one deeper than the deepest of them.
+  auto nest = [&](PV& v) {
+    for (const auto& c : v.items) v.depth = std::max(v.depth, c->depth + 1);
+    if (v.depth > kMaxPickleDepth) {
+      fail("nested deeper than " + std::to_string(kMaxPickleDepth) + " at byte " +
+           std::to_string(at));
+    }
+  };
   auto need = [&](size_t k) {
     if (n - at < k) fail("truncated at byte " + std::to_string(at));
   };
@@ -153,6 +201,7 @@ PVP run_pickle(const uint8_t* p, size_t n, const std::string& name) {
   };
   auto str = [&](size_t len) {
     need(len);
+    spend(len);
     PV v;
     v.k = PV::K::Str;
     v.s.assign(reinterpret_cast<const char*>(p + at), len);
@@ -169,6 +218,7 @@ PVP run_pickle(const uint8_t* p, size_t n, const std::string& name) {
     PV v;
     v.k = kind;
     v.items = std::move(items);
+    nest(v);
     stack.push_back(make(std::move(v)));
   };
   while (at < n) {
@@ -194,6 +244,8 @@ PVP run_pickle(const uint8_t* p, size_t n, const std::string& name) {
         v.s.assign(reinterpret_cast<const char*>(p + at), nl1 - (p + at));
         v.s += '.';
         v.s.append(reinterpret_cast<const char*>(nl1 + 1), nl2 - (nl1 + 1));
+        if (v.s.size() > kMaxPickleNameBytes) fail("GLOBAL name too long");
+        spend(v.s.size());
         at = static_cast<size_t>(nl2 + 1 - p);
         stack.push_back(make(std::move(v)));
         break;
@@ -201,9 +253,11 @@ PVP run_pickle(const uint8_t* p, size_t n, const std::string& name) {
       case 0x93: {  // STACK_GLOBAL
         const PVP nm = pop();
         const PVP mod = pop();
+        if (mod->s.size() + nm->s.size() >= kMaxPickleNameBytes) fail("STACK_GLOBAL name too long");
         PV v;
         v.k = PV::K::Global;
         v.s = mod->s + "." + nm->s;
+        spend(v.s.size());
         stack.push_back(make(std::move(v)));
         break;
       }
@@ -349,6 +403,7 @@ PVP run_pickle(const uint8_t* p, size_t n, const std::string& name) {
         PV v;
         v.k = PV::K::PersId;
         v.items.push_back(pop());
+        nest(v);
         stack.push_back(make(std::move(v)));
         break;
       }
@@ -359,6 +414,7 @@ PVP run_pickle(const uint8_t* p, size_t n, const std::string& name) {
         const PVP args = pop();
         const PVP fn = pop();
         v.items = {fn, args};
+        nest(v);
         stack.push_back(make(std::move(v)));
         break;
       }
@@ -453,33 +509,35 @@ Tensor parse_pt(std::shared_ptr<const Bytes> bytes, const std::string& name) {
   if (storage == nullptr) throw InputError(name + ": storage " + key + " is missing");
   const int64_t offset = args[1]->i;
   const size_t es = elem_size(t.type);
-  // Elements reached: offset + sum((size - 1) * stride) + 1, all within the storage member.
-  size_t count = 1;
-  size_t last = 0;
+  // Elements reached: offset + sum((size - 1) * stride) + 1, all within the storage member,
+  // every product checked (a stride of 2^40 over 2^24 elements must not wrap to 0).
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (t.shape[i] < 0 || t.strides[i] < 0) throw InputError(name + ": negative size or stride");
+  }
+  size_t count = 0;
+  size_t reach = 0;
+  if (!tensor_extent(t.shape, t.strides, es, count, reach) ||
+      count > std::numeric_limits<uint32_t>::max() * size_t{1024}) {
+    throw InputError(name + ": tensor too large");
+  }
   bool row_major = true;
   int64_t expect = 1;
   for (size_t i = t.shape.size(); i-- > 0;) {
-    if (t.shape[i] < 0 || t.strides[i] < 0) throw InputError(name + ": negative size or stride");
-    const auto dim = static_cast<size_t>(t.shape[i]);
-    if (dim != 0 && count > std::numeric_limits<uint32_t>::max() * size_t{1024} / dim) {
+    if (t.shape[i] > 1 && t.strides[i] != expect) row_major = false;
+    if (__builtin_mul_overflow(expect, t.shape[i] > 0 ? t.shape[i] : 1, &expect)) {
       throw InputError(name + ": tensor too large");
     }
-    count *= dim;
-    if (dim > 1 && t.strides[i] != expect) row_major = false;
-    expect *= t.shape[i] > 0 ? t.shape[i] : 1;
-    if (dim > 0) {
-      const auto s = static_cast<size_t>(t.strides[i]);
-      if (s > (size_t{1} << 40) || dim > (size_t{1} << 40)) throw InputError(name + ": bad stride");
-      last += (dim - 1) * s;
-    }
   }
-  if (offset < 0 || static_cast<uint64_t>(offset) > storage->size) {
+  if (offset < 0 || static_cast<uint64_t>(offset) > storage->size / es) {
     throw InputError(name + ": bad storage offset");
   }
-  const size_t reach = count == 0 ? 0 : (static_cast<size_t>(offset) + last + 1) * es;
-  if (reach > storage->size) {
+  const size_t skip = static_cast<size_t>(offset) * es;
+  if (count > 0 && reach > storage->size - skip) {
     throw InputError(name + ": storage holds " + std::to_string(storage->size) + " bytes, " +
-                     std::to_string(reach) + " needed (truncated?)");
+                     (reach > std::numeric_limits<size_t>::max() - skip
+                          ? std::string("more")
+                          : std::to_string(skip + reach)) +
+                     " needed (truncated?)");
   }
   t.count = count;
   t.contiguous = row_major;

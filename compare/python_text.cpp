@@ -64,7 +64,28 @@ std::string python_list_repr(const std::vector<int64_t>& v) {
   return out + "]";
 }
 
+namespace {
+
+// A number as the tables spell one ("-0.5", "+inf", "-1e-05", "-nan"): a leading sign is then
+// arithmetic, not a formula.
+bool is_number(std::string_view text) {
+  const std::string s(text);
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size();
+}
+
+}  // namespace
+
 std::string csv_field(std::string_view text) {
+  // A spreadsheet runs a cell that starts with = + - @ (or a tab or CR before one) as a
+  // formula, quoted or not; a job chooses the names in these tables.
+  std::string guarded;
+  if (!text.empty() && std::string_view("=+-@\t\r").find(text[0]) != std::string_view::npos &&
+      !is_number(text)) {
+    guarded = "'" + std::string(text);
+    text = guarded;
+  }
   if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
   std::string out = "\"";
   for (char c : text) {

@@ -18,7 +18,8 @@ std::string python_float_repr(double v);
 std::string python_list_repr(const std::vector<int64_t>& v);
 
 // A CSV field as the csv module's QUOTE_MINIMAL writes it: quoted (inner quotes doubled) when
-// it holds a comma, a quote or a line break.
+// it holds a comma, a quote or a line break. A text cell that a spreadsheet would run as a
+// formula (it starts with = + - @, a tab or CR) gets a leading ' first; numbers keep their sign.
 std::string csv_field(std::string_view text);
 
 }  // namespace faultd::compare

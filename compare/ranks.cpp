@@ -169,13 +169,16 @@ std::vector<RankCompare> compare_ranks(const std::vector<std::pair<RankInput, Ra
 namespace {
 
 // What must be identical on every replica: the statistics and checksum, and in tensor mode a
-// checksum of the tensor's bytes.
-std::string fingerprint(const Dump& d, const TensorRow& r) {
+// checksum of the tensor's bytes. A tensor that cannot be read agrees with nothing (its replica
+// is outside any majority) and is named in `unreadable`: unreadable files must not make
+// replicas agree.
+std::string fingerprint(const Dump& d, const TensorRow& r, size_t replica,
+                        std::vector<std::string>& unreadable) {
   std::string f = r.dtype + "|" + r.shape_text + "|" + r.max.str() + "|" + r.min.str() + "|" +
                   r.mean.str() + "|" + r.norm.str() + "|" + r.md5;
   if (d.mode == DumpMode::Tensor && r.data_name != "-1") {
     try {
-      const Tensor t = read_tensor(d.data_dir / r.data_name);
+      const Tensor t = read_dump_tensor(d.data_dir, r.data_name);
       uLong crc = crc32(0L, Z_NULL, 0);
       std::vector<double> buf(std::min<size_t>(t.count, kDefaultChunk));
       for (size_t at = 0; at < t.count; at += buf.size()) {
@@ -184,8 +187,9 @@ std::string fingerprint(const Dump& d, const TensorRow& r) {
         crc = crc32_z(crc, reinterpret_cast<const Bytef*>(buf.data()), k * sizeof(double));
       }
       f += "|" + std::to_string(crc);
-    } catch (const InputError&) {
-      f += "|unreadable";
+    } catch (const InputError& e) {
+      f += "|unreadable in replica " + std::to_string(replica);
+      unreadable.emplace_back(e.what());
     }
   }
   return f;
@@ -264,14 +268,14 @@ ReplicaReport compare_replicas(const std::vector<Dump>& replicas,
   }
   for (const auto& r0 : replicas[0].rows) {
     std::vector<std::string> prints(n);
-    prints[0] = fingerprint(replicas[0], r0);
+    prints[0] = fingerprint(replicas[0], r0, 0, rep.unreadable);
     bool everywhere = true;
     for (size_t i = 1; i < n && everywhere; ++i) {
       const auto it = index[i].find(r0.key);
       if (it == index[i].end()) {
         everywhere = false;
       } else {
-        prints[i] = fingerprint(replicas[i], *it->second);
+        prints[i] = fingerprint(replicas[i], *it->second, i, rep.unreadable);
       }
     }
     if (!everywhere) continue;

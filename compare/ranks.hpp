@@ -73,6 +73,9 @@ struct ReplicaReport {
   // statistics diffs, Cosine and the error ratios, or checksums; then the verdict.
   std::vector<std::pair<std::string, std::string>> evidence;
   DumpMode mode = DumpMode::Statistics;
+  // Tensor files that could not be read (each error names its file): such a tensor agrees with
+  // no replica, and any of them makes the command exit 1.
+  std::vector<std::string> unreadable;
 };
 
 ReplicaReport compare_replicas(const std::vector<Dump>& replicas,

@@ -190,7 +190,8 @@ nlohmann::json rank_json(const RankCompare& rc, bool with_results) {
                    {"pass", rc.pass},
                    {"warning", rc.warning},
                    {"error", rc.error},
-                   {"notes", rc.notes}};
+                   {"notes", rc.notes},
+                   {"unreadable", rc.unreadable}};
   const std::pair<const char*, const std::optional<Suspect>*> kinds[] = {
       {"first_error", &rc.first_error},
       {"first_warning", &rc.first_warning},
@@ -239,6 +240,11 @@ void print_summary(std::ostream& out, const std::vector<RankCompare>& ranks) {
     out << terminal_safe(rc.label) << ": " << rc.rows.size() << " rows, " << rc.pass << " pass, "
         << rc.warning << " warning, " << rc.error << " error\n";
     for (const auto& n : rc.notes) out << "  note: " << terminal_safe(n) << '\n';
+    if (rc.unreadable > 0) {
+      out << "  " << rc.unreadable
+          << " row(s) with a tensor file that could not be read (the notes name them): "
+             "warnings, not passes\n";
+    }
     const Suspect* s = rc.suspect();
     if (s == nullptr) {
       out << "  no suspect: every row passes\n";

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "compare/dump.hpp"
+#include "compare/job_files.hpp"
 
 namespace faultd::compare {
 
@@ -105,26 +106,29 @@ Bytes::~Bytes() {
 }
 
 std::shared_ptr<const Bytes> Bytes::map_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path.string() + ": cannot open: " + std::strerror(errno));
+  const UniqueFd fd = open_job_file(path);
+  return map_fd(fd.get(), path.string());
+}
+
+std::shared_ptr<const Bytes> Bytes::map_fd(int fd, const std::string& name) {
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw InputError(path.string() + ": not a regular file");
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw InputError(name + ": not a regular file");
+  const auto size = static_cast<uint64_t>(st.st_size);
+  const auto allocated = static_cast<uint64_t>(st.st_blocks) * 512;
+  if (size > kSparseFloorBytes && allocated < size / kMaxSparseRatio) {
+    throw InputError(name + ": a sparse file (" + std::to_string(size) + " bytes, " +
+                     std::to_string(allocated) + " on disk): refused, its holes would be read " +
+                     "as zeros at the cost of real data");
   }
   std::shared_ptr<Bytes> b(new Bytes());
-  b->size_ = static_cast<size_t>(st.st_size);
+  b->size_ = static_cast<size_t>(size);
   if (b->size_ > 0) {
     void* p = mmap(nullptr, b->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      ::close(fd);
-      throw InputError(path.string() + ": cannot map: " + std::strerror(errno));
-    }
+    if (p == MAP_FAILED) throw InputError(name + ": cannot map: " + std::strerror(errno));
     madvise(p, b->size_, MADV_SEQUENTIAL);
     b->data_ = static_cast<const uint8_t*>(p);
     b->mapped_ = true;
   }
-  ::close(fd);
   return b;
 }
 
@@ -206,9 +210,24 @@ void convert(const uint8_t* p, size_t n, double* out, F f) {
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(f(load<T>(p + i * sizeof(T))));
 }
 
-// Elements and the furthest byte a shape and strides reach; false when it overflows.
-bool extent(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, size_t esize,
-            size_t& count, size_t& bytes) {
+// Strides in elements, C order or Fortran order; false when one overflows (a shape far larger
+// than any file, which the extent check would refuse anyway).
+bool dense_strides(const std::vector<int64_t>& shape, bool fortran, std::vector<int64_t>& out) {
+  out.assign(shape.size(), 1);
+  int64_t s = 1;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    const size_t i = fortran ? k : shape.size() - 1 - k;
+    out[i] = s;
+    if (__builtin_mul_overflow(s, shape[i] > 0 ? shape[i] : 1, &s)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool tensor_extent(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                   size_t esize, size_t& count, size_t& bytes) {
+  if (shape.size() != strides.size()) return false;
   count = 1;
   size_t last = 0;  // offset of the last element, in elements
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -230,14 +249,6 @@ bool extent(const std::vector<int64_t>& shape, const std::vector<int64_t>& strid
   bytes = (last + 1) * esize;
   return true;
 }
-
-std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * (shape[i] > 0 ? shape[i] : 1);
-  return s;
-}
-
-}  // namespace
 
 void Tensor::read(size_t first, size_t n, double* out) const {
   const size_t es = elem_size(type);
@@ -357,17 +368,10 @@ Tensor parse_npy(std::shared_ptr<const Bytes> bytes, const std::string& name) {
   }
   if (!known) fail("unsupported dtype '" + descr + "'");
   t.shape = shape;
-  t.strides = row_major_strides(shape);
-  if (fortran) {
-    int64_t s = 1;
-    for (size_t i = 0; i < shape.size(); ++i) {
-      t.strides[i] = s;
-      s *= shape[i] > 0 ? shape[i] : 1;
-    }
-    t.contiguous = shape.size() <= 1;
-  }
+  if (!dense_strides(shape, fortran, t.strides)) fail("shape too large");
+  if (fortran) t.contiguous = shape.size() <= 1;
   size_t need = 0;
-  if (!extent(t.shape, t.strides, elem_size(t.type), t.count, need)) fail("shape too large");
+  if (!tensor_extent(t.shape, t.strides, elem_size(t.type), t.count, need)) fail("shape too large");
   const size_t data_at = header_at + header_len;
   if (need > size - data_at) {
     fail("truncated: the data ends at byte " + std::to_string(size) + ", " +
@@ -385,6 +389,16 @@ Tensor read_npy(const std::filesystem::path& path) {
 Tensor read_tensor(const std::filesystem::path& path) {
   if (path.extension() == ".pt") return read_pt(path);
   return read_npy(path);
+}
+
+Tensor read_dump_tensor(const std::filesystem::path& data_dir, const std::string& data_name) {
+  const std::string shown = (data_dir / data_name).string();
+  if (const auto why = bad_data_name(data_name)) throw InputError(shown + ": " + *why);
+  const UniqueFd dir = open_job_dir(data_dir);
+  const UniqueFd fd = open_job_file_at(dir.get(), data_name, shown);
+  auto bytes = Bytes::map_fd(fd.get(), shown);
+  if (std::filesystem::path(data_name).extension() == ".pt") return parse_pt(bytes, shown);
+  return parse_npy(bytes, shown);
 }
 
 }  // namespace faultd::compare

@@ -27,7 +27,10 @@ bool is_float(ElemType t);
 // Bytes that stay put: a read-only mapping of a file, or a copy held in memory.
 class Bytes {
  public:
+  // A job's file (job_files.hpp: a regular file, never through a link), mapped; a very sparse
+  // one (kMaxSparseRatio) is refused. Throws InputError.
   static std::shared_ptr<const Bytes> map_file(const std::filesystem::path& path);
+  static std::shared_ptr<const Bytes> map_fd(int fd, const std::string& name);
   static std::shared_ptr<const Bytes> copy_of(std::string_view data);
   ~Bytes();
   Bytes(const Bytes&) = delete;
@@ -73,6 +76,14 @@ Tensor read_pt(const std::filesystem::path& path);
 Tensor parse_pt(std::shared_ptr<const Bytes> bytes, const std::string& name);
 // By extension: .npy or .pt.
 Tensor read_tensor(const std::filesystem::path& path);
+// The tensor a dump row names: `data_name` must be a flat file name (job_files.hpp) and is
+// opened in `data_dir` (whose last component is no link either). Throws InputError.
+Tensor read_dump_tensor(const std::filesystem::path& data_dir, const std::string& data_name);
+
+// The elements a shape holds and the bytes its strides reach from element 0, with every
+// product checked: false when either overflows (or a size or stride is negative).
+bool tensor_extent(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                   size_t elem_bytes, size_t& count, size_t& bytes);
 
 // IEEE half and bfloat16 bits to float.
 float half_to_float(uint16_t h);

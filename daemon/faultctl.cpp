@@ -1,13 +1,23 @@
 // faultctl: the operator's client for faultd's control socket.
-// Exit codes: 0 ok, 1 the daemon refused or failed, 2 usage, 69 daemon unreachable.
+// Exit codes: 0 ok, 1 the daemon refused or failed, 2 usage, 69 daemon unreachable. compare
+// and decode-overflow have their own (compare/cli.hpp, decode_overflow below): there, 1 says
+// what was found, and an unexpected error (out of memory included) is 2, never 1.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -15,8 +25,11 @@
 #include <vector>
 
 #include "collectors/overflow_dump/dump_path.hpp"
+#include "collectors/overflow_dump/overflow_dump_source.hpp"
 #include "collectors/overflow_dump/overflow_status.hpp"
 #include "compare/cli.hpp"
+#include "compare/dump.hpp"
+#include "compare/job_files.hpp"
 #include "daemon/control/control_client.hpp"
 #include "daemon/control/protocol.hpp"
 #include "daemon/control/report_request.hpp"
@@ -360,47 +373,126 @@ struct DecodedFile {
 // Entries a directory walk looks at, at most: a mistyped root ("/") ends with a message instead
 // of running for hours.
 constexpr size_t kMaxWalkedEntries = 100000;
+// Directories below a named one, at most: dump layouts are six deep; a job's chain of 10,000
+// nested directories ends here instead of costing memory with the square of its depth.
+constexpr size_t kMaxWalkDepth = 32;
 
-// Appends the converted dumps below `dir` (sorted by path) to `out`. A symlink to a directory is
-// not entered: a job's `ln -s / x` in its dump tree must not make faultctl walk the system.
-// Binary dumps (not converted yet) are counted; a dump-prefixed name that is no dump name is
-// named on stderr and counted in `failed`. Returns false when the walk did not finish.
-bool walk_dumps(const std::string& dir, std::vector<std::string>& out, size_t& walked,
+// A converted dump, read from the descriptor whose type was checked (a job may swap the name
+// for a link or a FIFO at any time), up to the daemon's own cap on a companion JSON.
+struct ReadDump {
+  std::string path;
+  std::optional<ov::DumpDecode> dump;
+  std::string error;
+};
+
+ReadDump read_dump_json(int dir_fd, const std::string& name, const std::string& path) {
+  namespace cmp = faultd::compare;
+  static const size_t cap = faultd::OverflowDumpSourceConfig{}.max_json_bytes;
+  ReadDump r{path, std::nullopt, {}};
+  try {
+    const cmp::UniqueFd fd =
+        dir_fd == AT_FDCWD ? cmp::open_job_file(path) : cmp::open_job_file_at(dir_fd, name, path);
+    r.dump = ov::parse_dump_json(cmp::read_capped(fd.get(), path, cap), r.error);
+  } catch (const cmp::InputError& e) {
+    // The message names the path first; the caller names it again.
+    r.error = e.what();
+    if (r.error.rfind(path + ": ", 0) == 0) r.error.erase(0, path.size() + 2);
+  }
+  return r;
+}
+
+// Reads the converted dumps below `dir` into `out` (sorted by path). The walk keeps its own
+// stack of directories, each opened O_NOFOLLOW relative to its parent: a symlink is never
+// entered (a job's `ln -s / x` must not make faultctl walk the system) and a file is opened
+// from the directory it was found in. Binary dumps (not converted yet) are counted; a
+// dump-prefixed name that is no dump name, or a dump name that is no regular file, is named on
+// stderr and counted in `failed`. Returns false when the walk did not finish.
+bool walk_dumps(const std::string& dir, std::vector<ReadDump>& out, size_t& walked,
                 size_t& unconverted, nlohmann::json& failed) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> found;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  namespace cmp = faultd::compare;
+  struct Pending {
+    std::shared_ptr<cmp::UniqueFd> parent;  // kept open while a child waits on the stack
+    std::string name, path;
+    size_t depth = 0;
+  };
+  auto child_path = [](const std::string& parent, const std::string& name) {
+    return !parent.empty() && parent.back() == '/' ? parent + name : parent + "/" + name;
+  };
+  std::vector<ReadDump> found;
+  std::vector<Pending> stack;
   bool complete = true;
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (++walked > kMaxWalkedEntries) {
-      std::cerr << "faultctl: " << terminal_safe(dir) << ": stopped after " << kMaxWalkedEntries
-                << " entries; the earliest dump is the earliest of those read: name a smaller "
-                   "directory (a device or data_index one)\n";
-      complete = false;
-      break;
+  bool too_deep = false;
+  {
+    auto root = std::make_shared<cmp::UniqueFd>(
+        ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));  // as the operator named it
+    if (root->get() < 0) {
+      std::cerr << "faultctl: cannot read " << terminal_safe(dir) << ": " << std::strerror(errno)
+                << '\n';
+      return false;
     }
-    std::error_code file_ec;
-    if (!it->is_regular_file(file_ec)) continue;
-    const std::string base = it->path().filename().string();
-    if (!ov::has_dump_prefix(base)) continue;
-    const auto name = ov::parse_dump_name(base);
-    if (!name) {
-      const std::string path = it->path().string();
-      std::cerr << "faultctl: " << terminal_safe(path) << ": not an overflow dump name\n";
-      failed.push_back({{"file", path}, {"error", "not an overflow dump name"}});
-    } else if (!name->is_json) {
-      ++unconverted;
-    } else {
-      found.push_back(it->path().string());
+    stack.push_back({root, ".", dir, 0});
+  }
+  while (!stack.empty() && complete) {
+    const Pending p = std::move(stack.back());
+    stack.pop_back();
+    auto fd = std::make_shared<cmp::UniqueFd>(
+        ::openat(p.parent->get(), p.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd->get() < 0) {
+      if (errno != EACCES && errno != ELOOP && errno != ENOTDIR && errno != ENOENT) {
+        std::cerr << "faultctl: cannot read " << terminal_safe(p.path) << ": "
+                  << std::strerror(errno) << '\n';
+        complete = false;
+      }
+      continue;
+    }
+    // The names first, then each looked at from this directory's descriptor.
+    std::vector<std::string> names;
+    if (DIR* d = ::fdopendir(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0)); d != nullptr) {
+      while (const dirent* e = ::readdir(d)) {
+        const std::string n = e->d_name;
+        if (n != "." && n != "..") names.push_back(n);
+      }
+      ::closedir(d);
+    }
+    for (const auto& name : names) {
+      if (++walked > kMaxWalkedEntries) {
+        std::cerr << "faultctl: " << terminal_safe(dir) << ": stopped after " << kMaxWalkedEntries
+                  << " entries; the earliest dump is the earliest of those read: name a smaller "
+                     "directory (a device or data_index one)\n";
+        complete = false;
+        break;
+      }
+      const std::string path = child_path(p.path, name);
+      struct stat st {};
+      if (::fstatat(fd->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (S_ISDIR(st.st_mode)) {
+        if (p.depth + 1 > kMaxWalkDepth) {
+          if (!too_deep) {
+            std::cerr << "faultctl: " << terminal_safe(path) << ": more than " << kMaxWalkDepth
+                      << " directories below " << terminal_safe(dir) << ": not walked\n";
+          }
+          too_deep = true;
+          continue;
+        }
+        stack.push_back({fd, name, path, p.depth + 1});
+        continue;
+      }
+      if (!ov::has_dump_prefix(name)) continue;
+      const auto parsed = ov::parse_dump_name(name);
+      if (!parsed) {
+        std::cerr << "faultctl: " << terminal_safe(path) << ": not an overflow dump name\n";
+        failed.push_back({{"file", path}, {"error", "not an overflow dump name"}});
+      } else if (!parsed->is_json) {
+        if (S_ISREG(st.st_mode)) ++unconverted;
+      } else {
+        found.push_back(read_dump_json(fd->get(), name, path));
+      }
     }
   }
-  if (ec) {
-    std::cerr << "faultctl: cannot read " << terminal_safe(dir) << ": " << ec.message() << '\n';
-    complete = false;
-  }
-  std::sort(found.begin(), found.end());
-  out.insert(out.end(), found.begin(), found.end());
+  if (too_deep) complete = false;
+  std::sort(found.begin(), found.end(),
+            [](const ReadDump& x, const ReadDump& y) { return x.path < y.path; });
+  for (auto& f : found) out.push_back(std::move(f));
   return complete;
 }
 
@@ -441,36 +533,27 @@ int decode_overflow(const Args& a) {
     return kExitUsage;
   }
   // Directories are walked for their converted dumps; files are decoded as named.
-  std::vector<std::string> paths;
+  std::vector<ReadDump> read;
   nlohmann::json failed = nlohmann::json::array();
   size_t walked = 0, unconverted = 0;
   int rc = kExitOk;
   for (const auto& arg : a.positional) {
     std::error_code ec;
     if (!std::filesystem::is_directory(arg, ec)) {
-      paths.push_back(arg);
-    } else if (!walk_dumps(arg, paths, walked, unconverted, failed)) {
+      read.push_back(read_dump_json(AT_FDCWD, arg, arg));
+    } else if (!walk_dumps(arg, read, walked, unconverted, failed)) {
       rc = kExitFailed;
     }
   }
   std::vector<DecodedFile> files;
-  for (const auto& path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::string error;
-    std::optional<ov::DumpDecode> dump;
-    if (!in) {
-      error = "cannot read";
-    } else {
-      dump = ov::parse_dump_json(text.str(), error);
-    }
-    if (!dump) {
-      std::cerr << "faultctl: " << terminal_safe(path) << ": " << terminal_safe(error) << '\n';
-      failed.push_back({{"file", path}, {"error", error}});
+  for (auto& r : read) {
+    const std::string& path = r.path;
+    if (!r.dump) {
+      std::cerr << "faultctl: " << terminal_safe(path) << ": " << terminal_safe(r.error) << '\n';
+      failed.push_back({{"file", path}, {"error", r.error}});
       continue;
     }
-    DecodedFile f{path, ov::parse_dump_path(path), false, std::move(*dump)};
+    DecodedFile f{path, ov::parse_dump_path(path), false, std::move(*r.dump)};
     f.located = f.where.has_value();
     if (!f.located) {
       const size_t slash = path.rfind('/');
@@ -584,10 +667,13 @@ faultd::compare::ReportResult report_replicas(const std::string& socket,
   using faultd::compare::ReportResult;
   faultd::control::ReplicaDivergence r;
   r.device = device;
-  r.replica = rep.labels[*rep.suspect];
-  r.reference = rep.labels[rep.first->reference];
-  r.api = rep.first->api;
-  r.tensor = rep.first->name;
+  // The dumps chose these names: cut and made printable rather than have faultd refuse all.
+  using faultd::control::fit_report_text;
+  r.replica = fit_report_text(rep.labels[*rep.suspect], faultd::control::kMaxReportLabelBytes);
+  r.reference =
+      fit_report_text(rep.labels[rep.first->reference], faultd::control::kMaxReportLabelBytes);
+  r.api = fit_report_text(rep.first->api, faultd::control::kMaxReportNameBytes);
+  r.tensor = fit_report_text(rep.first->name, faultd::control::kMaxReportNameBytes);
   r.mode = faultd::compare::mode_name(rep.mode);
   r.data_row = rep.first_data_row;
   r.replicas = rep.labels.size();
@@ -653,7 +739,16 @@ int run(int argc, char** argv) {
     request["device"] = a.positional[0];
     request["reason"] = a.reason;
   } else if (a.command == "decode-overflow") {
-    return decode_overflow(a);
+    try {
+      return decode_overflow(a);
+    } catch (const std::bad_alloc&) {
+      std::cerr << "faultctl: decode-overflow: out of memory\n";
+      return kExitUsage;  // never 1, which says some files could not be decoded
+    } catch (const std::exception& e) {
+      std::cerr << "faultctl: decode-overflow: unexpected error: " << terminal_safe(e.what())
+                << '\n';
+      return kExitUsage;
+    }
   } else if (a.command == "compare") {
     return faultd::compare::run_compare_command(
         a.compare_args, a.json, std::cout, std::cerr,

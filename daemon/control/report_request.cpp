@@ -119,17 +119,19 @@ std::string evidence_text(const ReplicaDivergence& r) {
 
 }  // namespace
 
+std::string fit_report_text(std::string_view value, size_t max) {
+  std::string v(value.substr(0, max));
+  for (auto& ch : v) {
+    if (ch < 0x20 || ch > 0x7E) ch = '?';
+  }
+  return v;
+}
+
 json report_request(const ReplicaDivergence& r) {
-  // A cell longer than a value may be (a long shape, a text argument) is cut, and bytes that
-  // are not printable ASCII become '?', rather than have the whole report refused.
   json metrics = json::array();
   for (const auto& [name, value] : r.metrics) {
     if (metrics.size() == kMaxReportMetrics) break;
-    std::string v = value.substr(0, kMaxReportMetricValueBytes);
-    for (auto& ch : v) {
-      if (ch < 0x20 || ch > 0x7E) ch = '?';
-    }
-    metrics.push_back({name, v});
+    metrics.push_back({name, fit_report_text(value, kMaxReportMetricValueBytes)});
   }
   return {{"cmd", kReportCommand},
           {"check", kReplicaDivergenceCheck},

@@ -62,6 +62,12 @@ struct ReplicaDivergence {
 // The request line's object (faultctl's side).
 nlohmann::json report_request(const ReplicaDivergence& report);
 
+// What a client makes of a value its report would be refused for: cut to `max` bytes, and
+// bytes that are not printable ASCII replaced by '?' (a Python identifier may be Unicode).
+// report_request does it for metric cells; the caller for the names it fills in, so that one
+// odd module name cannot make faultd refuse the whole report.
+std::string fit_report_text(std::string_view value, size_t max);
+
 // A checked request (faultd's side): the finding to record, with `time` = `now` and a journal
 // key made of its fields, so the same outcome reported twice is journaled once. Or why the
 // request is refused (the finding is then empty).

@@ -210,6 +210,27 @@ actions:
     check(after is not None and after >= before + 1, "the refusal is counted (%s)" % after)
     check(len(faults()) == 1, "nothing was recorded for it")
 
+    # A module name that is not ASCII (Python identifiers may be Unicode) and one longer than a
+    # report field: faultctl cuts and '?'-replaces them, so the report is recorded, not refused.
+    odd = os.path.join(work, "step5")
+    write_step(odd, corrupt_rank=1)
+    long_api = "Module." + "\u00f1" + "x" * 600 + ".Linear.forward.0"
+    for rank in range(4):
+        path = os.path.join(odd, "rank%d" % rank, "dump.json")
+        with open(path) as f:
+            text = f.read()
+        with open(path, "w") as f:
+            f.write(text.replace('"Module.fc.Linear.forward.0": {', '"%s": {' % long_api))
+    os.chmod(d.socket, 0o660)
+    r = compare(odd, "--report", "--device", "rank1=1")
+    check(r.returncode == 1 and "reported to faultd: rank1 on device 1 (recorded" in r.stdout,
+          "a Unicode, over-long API name is still recorded (%d: %s %s)"
+          % (r.returncode, r.stdout.strip(), r.stderr.strip()))
+    recorded = [x for x in faults() if x.get("device") == "1"]
+    api = recorded[0].get("annotations", {}).get("api", "") if recorded else ""
+    check(api.startswith("Module.??xxx") and len(api) == 512 and api.isascii(),
+          "its API is kept, made printable and cut to 512 bytes (%r)" % api[:40])
+
     # faultd stopped: exit 2, the comparison printed, the error says so.
     d.stop()
     r = compare(step, "--report", "--device", "rank2=2")

@@ -17,13 +17,13 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 MAX = 65536  # the -max_len the fuzz tests run with
 
 
-def write(target, name, data):
+def write(target, name, data, limit=MAX):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
     if isinstance(data, str):
         data = data.encode()
     with open(os.path.join(d, "seed-" + name), "wb") as f:
-        f.write(data[:MAX])
+        f.write(data[:limit])
 
 
 def clear_seeds():
@@ -216,8 +216,62 @@ def compare_readers_seeds():
         ("archive/version", b"3\n")]))
 
 
+def pt_pickle(shape, stride, tail=b""):
+    """data.pkl as torch.save writes it for a float tensor: _rebuild_tensor_v2(storage 0,
+    offset 0, size, stride, False, OrderedDict())."""
+    import struct
+
+    def ints(values):
+        out = b""
+        for v in values:
+            out += b"J" + struct.pack("<i", v) if v < 2 ** 31 else \
+                b"\x8a" + bytes([8]) + v.to_bytes(8, "little")
+        return b"(" + out + b"t"
+    return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nq\x00((X\x07\x00\x00\x00storage"
+            b"ctorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x01tQK\x00"
+            + ints(shape) + ints(stride) + b"\x89ccollections\nOrderedDict\n)RtR." + tail)
+
+
+PT_MAX = 262144  # fuzz_pt_reader's -max_len (tests/fuzz/CMakeLists.txt)
+
+
+def tensor_reader_seeds():
+    """The .pt and .npy readers on their own (fuzz_pt_reader.cpp, fuzz_npy_reader.cpp), with the
+    three inputs of the second security audit (N4) that crashed the .pt reader."""
+    import struct
+    pt = stored_zip([("archive/data.pkl", pt_pickle([2, 3], [3, 1])),
+                     ("archive/data/0", struct.pack("<6f", 1, 2, 3, 4, 5, 6)),
+                     ("archive/version", b"3\n")])
+    write("pt_reader", "pt", pt, PT_MAX)
+    write("pt_reader", "pt-transposed", stored_zip([
+        ("archive/data.pkl", pt_pickle([3, 2], [1, 3])),
+        ("archive/data/0", struct.pack("<6f", 1, 2, 3, 4, 5, 6))]), PT_MAX)
+    # A 42-byte file: a ZIP64 locator pointing at 0x4141414141414141, then an end record that
+    # asks for it (entries 0xFFFF, central directory offset 0xFFFFFFFF).
+    zip64 = struct.pack("<IIQI", 0x07064b50, 0, 0x4141414141414141, 1) + \
+        struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0, 0xFFFFFFFF, 0)
+    assert len(zip64) == 42
+    write("pt_reader", "audit-zip64-end-record-42-bytes", zip64, PT_MAX)
+    # Shape [2^24 + 1], stride [2^40], a 4-byte storage: (2^24) * 2^40 wraps to 0.
+    write("pt_reader", "audit-stride-extent-wraps", stored_zip([
+        ("archive/data.pkl", pt_pickle([2 ** 24 + 1], [2 ** 40])),
+        ("archive/data/0", struct.pack("<f", 1))]), PT_MAX)
+    # TUPLE1 200,000 times: a 200,000-deep chain whose destructor recursed.
+    write("pt_reader", "audit-pickle-nesting-200000", stored_zip([
+        ("archive/data.pkl", b"\x80\x02N" + b"\x85" * 200000 + b"."),
+        ("archive/data/0", struct.pack("<f", 1))]), PT_MAX)
+    write("npy_reader", "f4", npy_bytes("<f4", "(2, 3)", struct.pack("<6f", 1, 2, 3, 1, 2, 3)))
+    write("npy_reader", "f2-v2", npy_bytes(
+        "<f2", "(4,)", struct.pack("<4H", 0x3C00, 0xC000, 0x7C00, 0x0001), 2))
+    write("npy_reader", "fortran", npy_bytes("<i8", "(2, 3)", struct.pack("<6q", 1, 2, 3, 4, 5, 6))
+          .replace(b"'fortran_order': False", b"'fortran_order': True "))
+    write("npy_reader", "huge-shape", npy_bytes("<f4", "(4611686018427387904, 4)", b""))
+    write("npy_reader", "empty", npy_bytes("|b1", "(0, 5)", b""))
+
+
 clear_seeds()
 compare_readers_seeds()
+tensor_reader_seeds()
 parsers_seeds()
 scan_seeds()
 rules_seeds()
