@@ -67,8 +67,9 @@ class ActionManager {
   ActionManager(HookRunner& runner, Store& store, const Clock& clock, OnFinished on_finished);
 
   void configure(ActionSettings settings);
-  // Starts `actions` (root actions) for the committed fault. `by_operator` bypasses the
-  // blast-radius limit: an operator's explicit request is not a storm.
+  // Starts `actions` (root actions) for the committed fault. `by_operator`: an operator's
+  // explicit request is not a storm, so an isolation neither waits for the blast-radius budget
+  // nor spends it (it is counted apart).
   void start(const std::vector<std::string>& actions, const Finding& fault, bool by_operator);
   // Re-runs journaled actions that never finished (the process died while they were pending or
   // running). Succeeded actions are never touched.

@@ -138,7 +138,12 @@ class Daemon final : public ChunkSink {
   // started: they are stopped here, while the members their completions touch still exist (the
   // members go in reverse order, the runner after the state its callbacks use: a busy metrics
   // port freed a discoverer's set twice).
-  ~Daemon() override { shutdown(); }
+  ~Daemon() override {
+    try {
+      shutdown();
+    } catch (...) {  // the process is ending: a stop that fails must not terminate it
+    }
+  }
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 

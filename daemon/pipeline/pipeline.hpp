@@ -47,7 +47,8 @@ namespace faultd {
 struct ActionRequest {
   std::vector<std::string> actions;
   Finding fault;  // committed (id set)
-  // An operator's (or the cluster's) explicit request: not limited by the isolation budget.
+  // An operator's explicit request (or the cluster's, for an action other than isolate):
+  // neither limited by the isolation budget nor counted in it.
   bool by_operator = false;
 };
 
