@@ -12,6 +12,8 @@
   holder, and exit 1 (no crash).
 - A second faultd on the same state_dir exits 73 naming the first one's pid; the lock the first
   holds is not inherited by its hooks (close-on-exec).
+- `faultd --check-config` refuses (78) a config that loads but cannot work: no rule (a missing
+  rules directory), no source, a hook that is not there; each at its file:line:column.
 """
 import os
 import re
@@ -300,6 +302,24 @@ def holds(pid, ino):
     return False
 
 
+def check_config_refuses_what_cannot_work(args, check, work):
+    config = os.path.join(work, "faultd.yaml")
+    with open(config, "w") as f:
+        f.write(f"""include: ["{work}/rules.d/*.yaml"]
+sources: []
+actions:
+  isolate: {{ argv: [{work}/hooks/isolate-devcie] }}
+""")
+    r = subprocess.run([os.path.abspath(args.faultd), "--check-config", "--config", config],
+                       capture_output=True, text=True, timeout=scaled(60))
+    check(r.returncode == 78, "--check-config exits 78 (got %d)" % r.returncode)
+    for where, what in (("1:10", "no rules"), ("2:10", "no sources"),
+                        ("4:21", "action 'isolate': hook '%s/hooks/isolate-devcie' does not exist"
+                         % work)):
+        check("%s:%s: %s" % (config, where, what) in r.stderr,
+              "it says %r at %s: %r" % (what, where, r.stderr))
+
+
 if __name__ == "__main__":
     harness.main(clear_during_isolate, operator_isolation_spends_no_budget, busy_ports,
-                 one_daemon_per_state_dir)
+                 one_daemon_per_state_dir, check_config_refuses_what_cannot_work)
