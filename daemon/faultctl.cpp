@@ -213,6 +213,10 @@ void print_budget(const nlohmann::json& r) {
             << str(r, "window") << ", " << str(r, "remaining") << " left"
             << (r.value("exhausted", false) ? " (exhausted: automatic isolation is held)" : "")
             << '\n';
+  if (r.contains("operator_isolations")) {
+    std::cout << "operator isolations: " << str(r, "operator_isolations") << " in the window"
+              << " (not counted: an operator's isolation is not limited)\n";
+  }
 }
 
 int parse(int argc, char** argv, Args& a) {
@@ -800,6 +804,7 @@ int run(int argc, char** argv) {
   } else {
     std::cout << a.positional[0] << ": " << str(body, "state")
               << (body.value("changed", false) ? "" : " (unchanged)") << '\n';
+    if (body.contains("note")) std::cout << "note: " << str(body, "note") << '\n';
   }
   return kExitOk;
 }

@@ -37,6 +37,11 @@ int check_config(const std::string& path) {
     return kExitConfig;
   }
   for (const auto& w : cfg->warnings) std::cerr << "warning: " << w << '\n';
+  if (!cfg->setup_errors.empty()) {
+    std::cerr << cfg->setup_errors.to_string();
+    std::cerr << path << ": " << cfg->setup_errors.size() << " error(s)\n";
+    return kExitConfig;
+  }
   std::cout << path << ": ok: " << cfg->rules->size() << " rule(s) from " << cfg->rule_files.size()
             << " file(s), " << cfg->sources.size() << " source(s), " << cfg->actions.size()
             << " action(s); ruleset sha256 " << cfg->rules->sha256() << '\n';

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "daemon/core/json.hpp"
 
 namespace faultd {
@@ -16,29 +18,36 @@ void ActionManager::configure(ActionSettings settings) {
   settings_ = std::move(settings);
   if (seeded_) return;
   seeded_ = true;
-  // The blast-radius window survives restarts: seed it from the journal.
+  // The blast-radius window survives restarts: seed it from the journal. An isolation's fault
+  // says who asked for it.
   const TimePoint since = clock_.now() - settings_.isolation_window;
   for (const auto& a : store_.query_actions("", 10'000)) {
     if (a.action == kIsolateAction && a.status != ActionStatus::Skipped &&
         a.status != ActionStatus::Pending && a.started >= since) {
-      isolation_starts_.push_front(a.started);
+      const auto fault = store_.find_fault(a.fault_id);
+      const bool by_operator = fault && fault->rule == kOperatorIsolateRule;
+      (by_operator ? operator_isolation_starts_ : isolation_starts_).push_front(a.started);
     }
   }
 }
 
+namespace {
+int count_since(const std::deque<TimePoint>& starts, TimePoint since) {
+  return static_cast<int>(
+      std::count_if(starts.begin(), starts.end(), [since](TimePoint t) { return t >= since; }));
+}
+}  // namespace
+
 int ActionManager::isolations_in_window() const {
-  const TimePoint since = clock_.now() - settings_.isolation_window;
-  int n = 0;
-  for (auto t : isolation_starts_) n += t >= since ? 1 : 0;
-  return n;
+  return count_since(isolation_starts_, clock_.now() - settings_.isolation_window);
 }
 
-bool ActionManager::isolation_budget_left() {
-  const TimePoint since = clock_.now() - settings_.isolation_window;
-  while (!isolation_starts_.empty() && isolation_starts_.front() < since) {
-    isolation_starts_.pop_front();
-  }
-  return static_cast<int>(isolation_starts_.size()) < settings_.max_isolations;
+int ActionManager::operator_isolations_in_window() const {
+  return count_since(operator_isolation_starts_, clock_.now() - settings_.isolation_window);
+}
+
+bool ActionManager::isolation_budget_left() const {
+  return isolations_in_window() < settings_.max_isolations;
 }
 
 void ActionManager::start(const std::vector<std::string>& actions, const Finding& fault,
@@ -75,8 +84,10 @@ void ActionManager::resume_journal() {
                                         survivor->pid)
                           : std::string());
     // A running one was counted against the budget when it started; a pending one never
-    // started (journaled with its finding just before a crash), so the budget still applies.
-    launch(cfg->second, *fault, /*by_operator=*/a.status == ActionStatus::Running, survivor);
+    // started (journaled with its finding just before a crash), so the budget still applies
+    // unless an operator asked for it.
+    launch(cfg->second, *fault, fault->rule == kOperatorIsolateRule, survivor,
+           /*rerun=*/a.status == ActionStatus::Running);
   }
 }
 
@@ -109,7 +120,7 @@ HookInput ActionManager::hook_input(const ActionConfig& action, const Finding& f
 }
 
 void ActionManager::launch(const ActionConfig& action, const Finding& fault, bool by_operator,
-                           std::optional<ProcessIdentity> survivor) {
+                           std::optional<ProcessIdentity> survivor, bool rerun) {
   ActionRecord rec = store_.ensure_action(action.name, fault.device, fault.id, clock_.now());
   if (rec.status == ActionStatus::Success || rec.status == ActionStatus::Skipped ||
       rec.status == ActionStatus::Failure || rec.status == ActionStatus::Timeout) {
@@ -127,7 +138,7 @@ void ActionManager::launch(const ActionConfig& action, const Finding& fault, boo
     save(rec);
     return;
   }
-  if (action.name == kIsolateAction && !by_operator && !isolation_budget_left()) {
+  if (action.name == kIsolateAction && !by_operator && !rerun && !isolation_budget_left()) {
     rec.status = ActionStatus::Skipped;
     rec.detail = "isolation budget exhausted (" + std::to_string(settings_.max_isolations) +
                  " per " + format_duration(settings_.isolation_window) + ")";
@@ -137,7 +148,13 @@ void ActionManager::launch(const ActionConfig& action, const Finding& fault, boo
     finish(rec, nullptr, fault);
     return;
   }
-  if (action.name == kIsolateAction) isolation_starts_.push_back(clock_.now());
+  if (action.name == kIsolateAction && !rerun) {
+    auto& starts = by_operator ? operator_isolation_starts_ : isolation_starts_;
+    while (!starts.empty() && starts.front() < clock_.now() - settings_.isolation_window) {
+      starts.pop_front();
+    }
+    starts.push_back(clock_.now());
+  }
   rec.status = ActionStatus::Running;
   rec.started = clock_.now();
   rec.detail = settings_.dry_run ? "dry run" : "";

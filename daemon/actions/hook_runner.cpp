@@ -40,8 +40,6 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// The daemon's own PATH is where a bare argv[0] is looked up; the hook itself gets none.
-constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 // Reads per readiness wake-up before yielding to other handlers (a flooding hook must not
 // starve the io thread), and the most read once the hook has exited (a grandchild still
 // writing must not keep us reading forever).
@@ -178,8 +176,7 @@ struct HookRunner::Impl : std::enable_shared_from_this<HookRunner::Impl> {
 
     if (r.spec.argv.empty() || r.spec.argv.front().empty()) return "empty argv";
     const std::string& name = r.spec.argv.front();
-    const char* daemon_path = std::getenv("PATH");
-    const auto path = resolve_executable(name, daemon_path ? daemon_path : kDefaultPath);
+    const auto path = hook_executable(name);
     if (!path) return "execve " + name + ": No such file or directory (not found in PATH)";
 
     SpawnedProcess child = spawn_process(*path, r.spec.argv, r.input.env);
@@ -508,5 +505,13 @@ void HookRunner::run(const HookSpec& spec, HookInput input, std::function<void(H
 size_t HookRunner::running() const { return impl_->runs.size(); }
 
 void HookRunner::shutdown() { impl_->shutdown(); }
+
+// The daemon's own PATH is where a bare argv[0] is looked up; the hook itself gets none.
+std::optional<std::string> hook_executable(std::string_view argv0) {
+  constexpr const char* kDefaultPath =
+      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  const char* daemon_path = std::getenv("PATH");
+  return resolve_executable(argv0, daemon_path != nullptr ? daemon_path : kDefaultPath);
+}
 
 }  // namespace faultd

@@ -33,6 +33,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -95,6 +96,11 @@ inline constexpr int kHookExitTempFail = 75;
 // The wait before retry number `retry` (1 = the wait after the first attempt exited 75):
 // backoff_initial doubled per retry, capped at backoff_max.
 Duration hook_backoff_delay(const HookSpec& spec, int retry);
+
+// Where the runner executes a hook's argv[0] from: itself when it holds a '/', else the first
+// executable file of that name in the daemon's PATH (a fixed system path when it has none).
+// nullopt when a bare name is found nowhere.
+std::optional<std::string> hook_executable(std::string_view argv0);
 
 class HookRunner {
  public:

@@ -1,13 +1,19 @@
 #include "daemon/app/app.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
+#include <algorithm>
+#include <array>
 #include <boost/asio.hpp>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -26,6 +32,7 @@
 #include "daemon/config/config.hpp"
 #include "daemon/control/control_server.hpp"
 #include "daemon/control/webhook_server.hpp"
+#include "daemon/core/child_process.hpp"
 #include "daemon/core/clock.hpp"
 #include "daemon/core/exit_codes.hpp"
 #include "daemon/export/metrics.hpp"
@@ -62,6 +69,32 @@ void raise_descriptor_limit() {
   if (::setrlimit(RLIMIT_NOFILE, &lim) == 0) {
     spdlog::info("open files limit raised from {} to {}", before, lim.rlim_max);
   }
+}
+
+// Whether `listen` can be bound now, as its listener binds it (SO_REUSEADDR): civetweb says only
+// "possible problem binding to port", so the cause is found here first, and for a port in use,
+// how to find its holder. "" when it can be bound, or when the address is not one to probe here
+// (the listener then reports it).
+std::string listen_problem(std::string_view key, const std::string& listen) {
+  const auto parsed = parse_listen_address(listen);
+  const auto* addr = std::get_if<ListenAddress>(&parsed);
+  if (addr == nullptr || addr->port == 0) return "";
+  boost::system::error_code ec;
+  const auto ip = asio::ip::make_address(addr->host == "localhost" ? "127.0.0.1" : addr->host, ec);
+  if (ec) return "";
+  asio::io_context io;
+  asio::ip::tcp::acceptor probe(io);
+  const asio::ip::tcp::endpoint endpoint(ip, addr->port);
+  probe.open(endpoint.protocol(), ec);
+  if (!ec) probe.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) probe.bind(endpoint, ec);
+  if (!ec) return "";
+  if (ec == asio::error::address_in_use) {
+    return fmt::format(
+        "{} {}: address already in use (another faultd? find the holder: ss -ltnp 'sport = :{}')",
+        key, listen, addr->port);
+  }
+  return fmt::format("{} {}: {}", key, listen, ec.message());
 }
 
 std::vector<std::string> action_names(const Config& c) {
@@ -101,12 +134,25 @@ class Daemon final : public ChunkSink {
         signals_(io_, SIGTERM, SIGINT, SIGHUP),
         save_timer_(io_),
         watchdog_timer_(io_) {}
+  // A start-up step that fails returns before the loop runs, with hooks and discoverers already
+  // started: they are stopped here, while the members their completions touch still exist (the
+  // members go in reverse order, the runner after the state its callbacks use: a busy metrics
+  // port freed a discoverer's set twice).
+  ~Daemon() override {
+    try {
+      shutdown();
+    } catch (...) {  // the process is ending: a stop that fails must not terminate it
+    }
+  }
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
 
   int run();
 
  private:
   // Start-up steps, in order.
   bool load_config();
+  bool lock_state_dir();
   bool open_store();
   void start_actions();
   bool start_metrics();
@@ -161,6 +207,7 @@ class Daemon final : public ChunkSink {
   asio::steady_timer watchdog_timer_;
   RealClock clock_;
   Config config_;
+  UniqueFd state_lock_;  // held for the process's life: one faultd per state_dir
   std::unique_ptr<Store> store_;
   std::unique_ptr<Pipeline> pipeline_;
   Matcher matcher_;
@@ -199,12 +246,50 @@ bool Daemon::load_config() {
   config_ = std::move(*cfg);
   set_log_level(config_.log_level);
   for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
+  for (const auto& e : config_.setup_errors.all()) spdlog::warn("config: {}", e.to_string());
+  return true;
+}
+
+// Two faultd on one state_dir would follow the same read positions and both run hooks, so the
+// second one stops here: an exclusive flock on state_dir/faultd.lock, held (the descriptor kept
+// open) for the process's life and dropped by the kernel however it ends. O_CLOEXEC: a hook
+// that outlives faultd must not keep the next one out. The file holds the owner's pid, to name
+// it.
+bool Daemon::lock_state_dir() {
+  std::error_code ec;
+  std::filesystem::create_directories(config_.state_dir, ec);
+  const std::string path = config_.state_dir + "/faultd.lock";
+  state_lock_ = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!state_lock_.valid()) {
+    spdlog::critical("state: cannot open the lock file {}: {}", path, std::strerror(errno));
+    return false;
+  }
+  if (::flock(state_lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    if (err != EWOULDBLOCK) {
+      spdlog::critical("state: cannot lock {}: {}", path, std::strerror(err));
+      return false;
+    }
+    std::array<char, 32> buf{};
+    const ssize_t n = ::pread(state_lock_.get(), buf.data(), buf.size() - 1, 0);
+    std::string pid(buf.data(), n > 0 ? static_cast<size_t>(n) : 0);
+    pid.erase(std::find_if(pid.begin(), pid.end(), [](char c) { return c < '0' || c > '9'; }),
+              pid.end());
+    spdlog::critical(
+        "another faultd (pid {}) uses the state directory {} (it holds {}): one faultd per "
+        "state_dir; stop that one first, or give this one another state_dir",
+        pid.empty() ? "unknown" : pid, config_.state_dir, path);
+    return false;
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(state_lock_.get(), 0) != 0 ||
+      ::pwrite(state_lock_.get(), pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    spdlog::warn("state: cannot write the pid to {}: {}", path, std::strerror(errno));
+  }
   return true;
 }
 
 bool Daemon::open_store() {
-  std::error_code ec;
-  std::filesystem::create_directories(config_.state_dir, ec);
   try {
     store_ = std::make_unique<Store>(config_.state_dir + "/state.db");
     try {
@@ -241,6 +326,10 @@ bool Daemon::start_metrics() {
   metrics_.set_devices(pipeline_->device_view());
   metrics_.set_refusals(matcher_.refusals());
   if (config_.metrics_listen.empty()) return true;
+  if (auto problem = listen_problem("metrics.listen", config_.metrics_listen); !problem.empty()) {
+    spdlog::critical("{}", problem);
+    return false;
+  }
   try {
     metrics_.serve(config_.metrics_listen);
   } catch (const std::exception& e) {
@@ -520,6 +609,12 @@ void Daemon::apply(const Step& step) {
     metrics_.on_storm(s.file);
     spdlog::error("node-level incident {}: {}", s.id, s.text);
   }
+  if (!step.ignored.empty()) spdlog::warn("action isolate: {}", step.ignored);
+  for (const auto& a : step.skipped) {
+    metrics_.on_action(a.action, ActionStatus::Skipped, Duration{0});
+    spdlog::warn("action {} for device {} fault {}: skipped ({})", a.action, a.device, a.fault_id,
+                 a.detail);
+  }
   for (auto level : step.escalations) metrics_.on_escalation(level);
   if (step.verdict) metrics_.on_verdict(*step.verdict);
   metrics_.on_incidents_open(step.open_incidents);
@@ -556,6 +651,10 @@ void Daemon::arm_detector_tick() {
 
 bool Daemon::start_webhook() {
   if (config_.webhook_listen.empty()) return true;
+  if (auto problem = listen_problem("webhook.listen", config_.webhook_listen); !problem.empty()) {
+    spdlog::critical("{}", problem);
+    return false;
+  }
   WebhookServer::Options options;
   options.listen = config_.webhook_listen;
   try {
@@ -643,6 +742,7 @@ std::string Daemon::reload() {
   if (token) webhook_->set_token(std::move(*token));
   set_log_level(config_.log_level);
   for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
+  for (const auto& e : config_.setup_errors.all()) spdlog::warn("config: {}", e.to_string());
   configure();
   for (const auto& a : added) add_source(a);
   metrics_.set_sources(sources());
@@ -819,7 +919,7 @@ void Daemon::shutdown() {
   if (webhook_) webhook_->stop();
   save_positions();
   for (const auto& s : slots_) retire(s);
-  runner_->shutdown();
+  if (runner_) runner_->shutdown();
   signals_.cancel();
   save_timer_.cancel();
   watchdog_timer_.cancel();
@@ -833,7 +933,7 @@ int Daemon::run() {
   if (!load_config()) return kExitConfig;
   spdlog::info("faultd {} on node {}: {} rule(s) from {} file(s)", FAULTD_VERSION, config_.node,
                config_.rules->size(), config_.rule_files.size());
-  if (!open_store()) return kExitStore;
+  if (!lock_state_dir() || !open_store()) return kExitStore;
   start_actions();
   configure();
   if (!start_metrics() || !start_control() || !start_webhook()) return 1;

@@ -213,6 +213,8 @@ json incidents(const CommandContext& c, const json& r) {
   return {{"ok", true}, {"incidents", list}};
 }
 
+// The budget counts the policy's (and the cluster's) isolations; the operator's are shown beside
+// it and never spend it.
 json budget(const CommandContext& c) {
   const int used = c.actions.isolations_in_window();
   const int max = c.config.policy.max_isolations;
@@ -221,7 +223,38 @@ json budget(const CommandContext& c) {
           {"window", format_duration(c.config.policy.isolation_window)},
           {"used", used},
           {"remaining", std::max(0, max - used)},
-          {"exhausted", used >= max}};
+          {"exhausted", used >= max},
+          {"operator_isolations", c.actions.operator_isolations_in_window()}};
+}
+
+// Hooks still under way for the device when an operator clears it: an isolate hook's result
+// will be ignored (Pipeline::on_action_finished), which the operator should hear now.
+void add_running_hooks(const CommandContext& c, const std::string& device, json& reply) {
+  std::vector<ActionRecord> unfinished;
+  try {
+    unfinished = c.store.unfinished_actions();
+  } catch (const StoreError& e) {
+    spdlog::error("state store: {}", e.what());
+    return;
+  }
+  json running = json::array();
+  std::string note;
+  for (const auto& a : unfinished) {
+    if (a.device != device) continue;
+    running.push_back({{"action", a.action},
+                       {"fault_id", a.fault_id},
+                       {"status", std::string(to_string(a.status))}});
+    note += (note.empty() ? "" : "; ") + a.action + " hook for fault " +
+            std::to_string(a.fault_id) + " is still " +
+            (a.status == ActionStatus::Running ? "running" : "waiting to run");
+    if (a.action == kIsolateAction) {
+      note += ": its result will be ignored and what runs after it will not";
+      if (c.config.actions.count(kClearAction) != 0) note += " (the clear hook runs then)";
+    }
+  }
+  if (running.empty()) return;
+  reply["running"] = std::move(running);
+  reply["note"] = note;
 }
 
 // isolate, clear, ack: a device and a reason, then one pipeline step.
@@ -245,7 +278,11 @@ json operator_request(const CommandContext& c, const std::string& cmd, const jso
     return {{"ok", true}, {"device", device}, {"fault_id", step.fault_id}};
   }
   const bool changed = !step.transitions.empty();
-  if (cmd == "clear") return {{"ok", true}, {"changed", changed}, {"state", "healthy"}};
+  if (cmd == "clear") {
+    json reply = {{"ok", true}, {"changed", changed}, {"state", "healthy"}};
+    add_running_hooks(c, device, reply);
+    return reply;
+  }
   if (!changed) return {{"ok", true}, {"changed", false}, {"state", "isolated"}};
   return {{"ok", true}, {"changed", true}, {"state", "isolated"}, {"fault_id", step.fault_id}};
 }

@@ -1,6 +1,7 @@
 #include "daemon/config/config.hpp"
 
 #include <re2/re2.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,6 +59,9 @@ struct Loader {
   void load_includes(const YAML::Node& origin, const Ctx& ctx);
   void check_action_refs(const YAML::Node& origin, const Ctx& ctx,
                          const std::set<std::string>& explicit_levels);
+  void check_hook(const YAML::Node& argv, const std::string& name, const std::string& program);
+  void check_setup(size_t rules);
+  YAML::Node main_root;  // the main file, for the positions of check_setup's errors
 };
 
 void Loader::load_catalogs(const YAML::Node& c, const Ctx& ctx) {
@@ -112,6 +116,7 @@ void Loader::load_main(const std::string& path) {
                        ctx)) {
     return;
   }
+  main_root = *root;
   const YAML::Node& r = *root;
   cfg.node = yaml::get_string(r, "node", ctx).value_or("");
   if (cfg.node.empty()) cfg.node = host_name();
@@ -303,8 +308,11 @@ void Loader::load_actions(const YAML::Node& map, const Ctx& ctx) {
     if (auto argv = yaml::get_string_list(n, "argv", ctx)) a.hook.argv = *argv;
     if (a.hook.argv.empty() || a.hook.argv[0].empty()) {
       ctx.error(n, "action '" + name + "' needs argv (the hook program and its arguments)");
-    } else if (a.hook.argv[0].find('/') != std::string::npos) {
-      a.hook.argv[0] = resolve_config_path(base_dir, a.hook.argv[0]);
+    } else {
+      if (a.hook.argv[0].find('/') != std::string::npos) {
+        a.hook.argv[0] = resolve_config_path(base_dir, a.hook.argv[0]);
+      }
+      check_hook(n["argv"], name, a.hook.argv[0]);
     }
     if (auto v = yaml::get_duration(n, "timeout", ctx)) a.hook.timeout = *v;
     if (auto v = yaml::get_duration(n, "kill_grace", ctx)) a.hook.kill_grace = *v;
@@ -331,6 +339,49 @@ void Loader::load_actions(const YAML::Node& map, const Ctx& ctx) {
         break;
       }
       cur = next->second.after;
+    }
+  }
+}
+
+// A hook that cannot run is found when its first fault comes, the worst time; said here.
+void Loader::check_hook(const YAML::Node& argv, const std::string& name,
+                        const std::string& program) {
+  const Ctx setup{cfg.path, &cfg.setup_errors};
+  const YAML::Node at = argv.IsSequence() && argv.size() > 0 ? argv[0] : argv;
+  const std::string what = "action '" + name + "': hook '" + program + "' ";
+  const auto exe = hook_executable(program);
+  struct stat st {};
+  if (!exe) {
+    setup.error(at, what + "is not found in PATH");
+  } else if (::stat(exe->c_str(), &st) != 0) {
+    setup.error(at, what + "does not exist");
+  } else if (!S_ISREG(st.st_mode)) {
+    setup.error(at, what + "is not a file");
+  } else if (::access(exe->c_str(), X_OK) != 0) {
+    setup.error(at, what + "is not executable (chmod +x?)");
+  }
+}
+
+// What leaves a loaded config unable to detect anything: no rule at all (a missing rules
+// directory makes every include a warning only), and no source. A node that only acts on the
+// cluster's alerts legitimately reads nothing: with a webhook, no source is a warning.
+void Loader::check_setup(size_t rules) {
+  const Ctx setup{cfg.path, &cfg.setup_errors};  // an absent key: the file as a whole
+  const YAML::Node& r = main_root;
+  if (rules == 0) {
+    std::string globs;
+    for (const auto& g : cfg.include) globs += (globs.empty() ? "" : ", ") + g;
+    setup.error(
+        r["include"].IsDefined() ? r["include"] : r["rules"],
+        "no rules: the included rule files (" + globs + ") hold none and the config defines none");
+  }
+  if (cfg.sources.empty()) {
+    if (!cfg.webhook_listen.empty()) {
+      cfg.warnings.push_back(
+          "no sources: this faultd reads no log and acts only on the webhook's alerts and "
+          "faultctl's requests");
+    } else {
+      setup.error(r["sources"], "no sources: faultd would read nothing");
     }
   }
 }
@@ -618,6 +669,7 @@ std::optional<Config> load_config(const std::string& path, ErrorList& errors) {
                                     "', which this config does not define");
     }
   }
+  loader.check_setup(rules->size());
   loader.cfg.rules = std::move(rules);
   return std::move(loader.cfg);
 }

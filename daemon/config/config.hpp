@@ -94,6 +94,10 @@ struct Config {
   std::shared_ptr<const RuleSet> rules;
   std::vector<std::string> rule_files;  // every file rules came from, for logs
   std::vector<std::string> warnings;    // not errors: shown by --check-config and at start
+  // A config that loads but cannot do its job: no rule, no source, a hook that cannot run.
+  // `--check-config` fails on them (so the unit's ExecStartPre keeps such a faultd from
+  // starting); the daemon itself logs them as warnings (a test rig may run without rules).
+  ErrorList setup_errors;
 
   std::vector<FileSourceConfig> file_sources() const;  // the `file` sources, in order
 };

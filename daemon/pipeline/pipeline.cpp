@@ -79,7 +79,11 @@ Pipeline::Pipeline(Store& store, const Clock& clock)
 void Pipeline::configure(const Config& config) {
   policy_ = config.policy;
   actions_.clear();
-  for (const auto& [name, a] : config.actions) actions_.insert(name);
+  dependents_.clear();
+  for (const auto& [name, a] : config.actions) {
+    actions_.insert(name);
+    if (!a.after.empty()) dependents_[a.after].push_back(name);
+  }
   machine_.set_policy(level_table(policy_, &LevelPolicy::warn));
   machine_.set_recoverable(level_table(policy_, &LevelPolicy::recover));
   lifecycle_.configure(lifecycle_settings(config));
@@ -304,7 +308,7 @@ Step Pipeline::isolate(const std::string& device, const std::string& reason) {
   // The operator's request is journaled as a fault of its own: it is the incident the isolate
   // hook runs for, and its id is the hook's idempotence key.
   Finding f;
-  f.rule = "operator.isolate";
+  f.rule = kOperatorIsolateRule;
   f.source = "faultctl";
   f.device = device;
   f.level = FaultLevel::ManuallySeparateNPU;
@@ -394,11 +398,82 @@ Step Pipeline::on_action_finished(const ActionRecord& record) {
   if (record.action != kIsolateAction || record.status != ActionStatus::Success) return {};
   return in_txn("device " + record.device + " isolated, but not recorded",
                 [&](Store::Txn& txn, Step& step) {
-                  if (auto t = machine_.isolate(record.device, "action isolate succeeded",
-                                                record.fault_id, clock_.now())) {
+                  const Override o = isolation_override(record);
+                  if (!o.why.empty()) {
+                    ignore_isolation(txn, record, o, step);
+                  } else if (auto t = machine_.isolate(record.device, "action isolate succeeded",
+                                                       record.fault_id, clock_.now())) {
                     apply(txn, *t, nullptr, step);
                   }
                 });
+}
+
+// An isolate hook's success applies only to the device as the hook found it: still holding the
+// hook's fault, and moved since the hook started by nothing but that fault's own escalation. A
+// clear (by an operator, the cluster, a recovery or a release), another isolation or another
+// incident in between is a later decision, and it wins. The transition journal says what
+// happened while the hook ran, across a restart too.
+Pipeline::Override Pipeline::isolation_override(const ActionRecord& record) const {
+  constexpr size_t kLookBack = 1000;  // transitions of one device while one hook ran
+  Override o;
+  std::optional<Transition> first;  // the earliest change the hook's fault did not make
+  for (const auto& t : store_.query_transitions(record.device, kLookBack)) {
+    if (t.time < record.started) break;
+    if (t.to == DeviceState::Healthy) o.cleared = true;
+    if (t.to != DeviceState::Warning || t.fault_id != record.fault_id) first = t;
+  }
+  const DeviceRecord* d = machine_.find(record.device);
+  const bool holds =
+      d != nullptr && d->state != DeviceState::Healthy && d->fault_id == record.fault_id;
+  if (!first && holds) return o;
+  if (d == nullptr || d->state == DeviceState::Healthy) o.cleared = true;
+  const std::string fault = "fault " + std::to_string(record.fault_id);
+  if (!first) {
+    o.why = "device " + record.device + " no longer holds " + fault;
+  } else if (first->to == DeviceState::Healthy) {
+    o.why = "device " + record.device + " went back to healthy at " + format_time(first->time) +
+            " (" + first->reason + ") while the hook ran";
+  } else if (first->to == DeviceState::Isolated) {
+    o.why = "device " + record.device + " was isolated at " + format_time(first->time) + " (" +
+            first->reason + ") while the hook ran";
+  } else {
+    o.why = "device " + record.device + " moved on to fault " + std::to_string(first->fault_id) +
+            " at " + format_time(first->time) + " while the hook ran";
+  }
+  return o;
+}
+
+// The ignored result is journaled on the isolate's own row, its dependents (journaled pending
+// with its success) are skipped, so neither this process nor a restart starts them, and a device
+// that is not isolated now gets the cluster-side isolation undone by `clear`.
+void Pipeline::ignore_isolation(Store::Txn& txn, const ActionRecord& record, const Override& o,
+                                Step& step) {
+  const TimePoint now = clock_.now();
+  step.ignored = "result ignored: " + o.why;
+  if (record.id != 0) {
+    ActionRecord journaled = record;
+    journaled.detail = step.ignored;
+    txn.update_action(journaled);
+  }
+  const auto dependents = dependents_.find(record.action);
+  if (dependents != dependents_.end()) {
+    for (const auto& name : dependents->second) {
+      ActionRecord dep = txn.journal_action(name, record.device, record.fault_id, now);
+      if (dep.status != ActionStatus::Pending) continue;
+      dep.status = ActionStatus::Skipped;
+      dep.detail = "'" + record.action + "' " + step.ignored;
+      dep.finished = now;
+      txn.update_action(dep);
+      step.skipped.push_back(dep);
+    }
+  }
+  const DeviceRecord* d = machine_.find(record.device);
+  if (o.cleared && (d == nullptr || d->state != DeviceState::Isolated) &&
+      actions_.count(kClearAction) != 0) {
+    if (auto fault = store_.find_fault(record.fault_id)) {
+      step.actions.push_back({{kClearAction}, *fault, /*by_operator=*/true});
+    }
+  }
 }
 
 // The diagnose hook's verdict (the vendor stress test): exit 0 = the device passed, so the cause

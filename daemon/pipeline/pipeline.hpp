@@ -47,7 +47,8 @@ namespace faultd {
 struct ActionRequest {
   std::vector<std::string> actions;
   Finding fault;  // committed (id set)
-  // An operator's (or the cluster's) explicit request: not limited by the isolation budget.
+  // An operator's explicit request (or the cluster's, for an action other than isolate):
+  // neither limited by the isolation budget nor counted in it.
   bool by_operator = false;
 };
 
@@ -69,6 +70,11 @@ struct Step {
   int64_t fault_id = 0;    // the journal row an operator's or alert's request created or found
   bool duplicate = false;  // the request was journaled before (an alert repeated): nothing done
   size_t open_incidents = 0;
+  // An isolate hook succeeded but its result did not apply (the device left that fault, or an
+  // operator decided, while it ran): why, as journaled on the action; and the dependents that
+  // were journaled as skipped instead of starting.
+  std::string ignored;
+  std::vector<ActionRecord> skipped;
   std::string refused;      // the request was refused, nothing changed (why)
   std::string store_error;  // the store failed: nothing was committed (why)
   bool committed() const { return store_error.empty() && refused.empty(); }
@@ -109,8 +115,11 @@ class Pipeline {
   // Runs `action` for the device's open incident; refused when it has none.
   Step run_action(const std::string& device, const std::string& action);
 
-  // A hook finished: an isolation that succeeded isolates the device; a diagnosis verdict
-  // releases it or marks it for repair.
+  // A hook finished: an isolation that succeeded isolates the device, if the device has held
+  // that fault since the hook started and nobody else isolated or cleared it meanwhile;
+  // otherwise the result is journaled as ignored, the isolate's dependents as skipped, and
+  // `clear` runs for a device that went back to healthy. A diagnosis verdict releases the
+  // device or marks it for repair.
   Step on_action_finished(const ActionRecord& record);
 
   const DeviceRecord* find(const std::string& device) const { return machine_.find(device); }
@@ -128,13 +137,20 @@ class Pipeline {
   void publish();
   void apply(Store::Txn& txn, const Transition& t, const Finding* cause, Step& step);
   Step on_diagnosis(const ActionRecord& record);
+  struct Override {
+    std::string why;       // empty: the isolate result applies
+    bool cleared = false;  // the device went back to healthy since the hook started
+  };
+  Override isolation_override(const ActionRecord& record) const;
+  void ignore_isolation(Store::Txn& txn, const ActionRecord& record, const Override& o, Step& step);
 
   Store& store_;
   const Clock& clock_;
   StateMachine machine_;
   Lifecycle lifecycle_;
   PolicyConfig policy_;
-  std::set<std::string> actions_;  // configured action names
+  std::set<std::string> actions_;                               // configured action names
+  std::map<std::string, std::vector<std::string>> dependents_;  // action → those `after` it
   Inventory inventory_;
   FaultLevel lost_level_ = FaultLevel::SeparateNPU;
   // When a finding outside the inventory was last journaled, per (rule, device); bounded.

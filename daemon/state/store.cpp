@@ -806,9 +806,10 @@ void Store::Txn::save_position(const ReadPosition& p) {
   });
 }
 
-void Store::Txn::journal_action(const std::string& action, const std::string& device,
-                                int64_t fault_id, TimePoint now) {
-  guarded("journal action", [&] { store_.ensure_action(action, device, fault_id, now); });
+ActionRecord Store::Txn::journal_action(const std::string& action, const std::string& device,
+                                        int64_t fault_id, TimePoint now) {
+  return guarded("journal action",
+                 [&] { return store_.ensure_action(action, device, fault_id, now); });
 }
 
 void Store::Txn::update_action(const ActionRecord& a) {

@@ -92,8 +92,9 @@ class Store {
     void mark_device(const DeviceRecord& d);
     // Journals `action` as Pending for the fault (see ensure_action) in this transaction, so a
     // crash between the commit and the hook's start leaves it for resume_journal to run.
-    void journal_action(const std::string& action, const std::string& device, int64_t fault_id,
-                        TimePoint now);
+    // Returns the row (an existing one as it is).
+    ActionRecord journal_action(const std::string& action, const std::string& device,
+                                int64_t fault_id, TimePoint now);
     void update_action(const ActionRecord& a);  // as Store::update_action, in this transaction
     // The node's inventory: a device's record (insert or replace), a forgotten device.
     void save_inventory_device(const InventoryDevice& d);

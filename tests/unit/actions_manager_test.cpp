@@ -398,3 +398,69 @@ TEST_CASE(
   h.settle();
   CHECK(h.runs() == std::vector<std::string>{"isolate 5 " + std::to_string(f.id) + " 0"});
 }
+
+TEST_CASE("an operator's isolations neither spend the automatic budget nor are limited by it",
+          "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate")}, /*max_isolations=*/1);
+  auto operator_fault = [&h](const std::string& device, uint64_t offset) {
+    Finding f;  // as Pipeline::isolate journals it
+    f.rule = kOperatorIsolateRule;
+    f.source = "faultctl";
+    f.device = device;
+    f.level = FaultLevel::ManuallySeparateNPU;
+    f.offset = offset;
+    Store::Txn txn(h.store);
+    txn.insert_finding(f);
+    txn.commit();
+    return f;
+  };
+  h.actions.start({"isolate"}, operator_fault("0", 1), /*by_operator=*/true);
+  h.actions.start({"isolate"}, operator_fault("1", 2), /*by_operator=*/true);
+  h.settle();
+  CHECK(h.runs().size() == 2);
+  CHECK(h.actions.isolations_in_window() == 0);
+  CHECK(h.actions.operator_isolations_in_window() == 2);
+  // A real fault still finds the whole budget.
+  h.actions.start({"isolate"}, h.fault("3", 3), false);
+  h.settle();
+  CHECK(h.runs().size() == 3);
+  CHECK(h.actions.isolations_in_window() == 1);
+  // The next restart tells them apart from the journal.
+  ActionManager again(h.runner, h.store, h.clock, nullptr);
+  ActionSettings s;
+  s.max_isolations = 1;
+  s.actions["isolate"] = h.hook("isolate");
+  again.configure(s);
+  CHECK(again.isolations_in_window() == 1);
+  CHECK(again.operator_isolations_in_window() == 2);
+}
+
+TEST_CASE("a dependent the pipeline journaled as skipped is never started", "[actions]") {
+  Harness h;
+  h.configure({h.hook("isolate"), h.hook("resume", 0, "isolate")});
+  // What Pipeline::on_action_finished does to an isolate result it ignores.
+  ActionManager manager(h.runner, h.store, h.clock, [&h](const ActionRecord& r, const HookResult*) {
+    if (r.action != "isolate") return;
+    ActionRecord dep = h.store.ensure_action("resume", r.device, r.fault_id, h.clock.now());
+    dep.status = ActionStatus::Skipped;
+    dep.detail = "'isolate' result ignored";
+    h.store.update_action(dep);
+  });
+  ActionSettings s;
+  s.actions["isolate"] = h.hook("isolate");
+  s.actions["resume"] = h.hook("resume", 0, "isolate");
+  manager.configure(s);
+  const Finding f = h.fault("3", 1);
+  manager.start({"isolate"}, f, false);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (manager.in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+    h.io.run_for(5ms);
+    h.io.restart();
+  }
+  REQUIRE(manager.in_flight() == 0);
+  REQUIRE(h.runs().size() == 1);
+  CHECK(h.runs()[0].rfind("isolate 3", 0) == 0);
+  manager.resume_journal();  // nor does a restart
+  CHECK(manager.in_flight() == 0);
+}

@@ -394,3 +394,66 @@ TEST_CASE("control.idle_timeout is a duration of at least 1s, unset the server's
   CHECK_FALSE(load(dir, "include: []\ncontrol: { idle_timeout: soon }\n", errors));
   CHECK_THAT(errors, Catch::Contains(f + ":2:26: 'idle_timeout' must be a duration"));
 }
+
+TEST_CASE("a config that cannot do its job says so at the place it names it", "[config]") {
+  TempDir dir;
+  dir.write("rules.d/a.yaml", kRule);
+  const std::string ok_hook = dir.write("hooks/ok", "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(ok_hook, std::filesystem::perms::owner_all);
+  dir.write("hooks/not-executable", "#!/bin/sh\nexit 0\n");
+  std::string errors;
+
+  SECTION("a complete setup has no setup error") {
+    auto cfg = load(dir, R"(include: ["rules.d/*.yaml"]
+sources: [{ name: plog, paths: ["logs/*.log"] }]
+actions: { isolate: { argv: [hooks/ok] }, resume: { argv: [sh, -c, "exit 0"], after: isolate } }
+)",
+                    errors);
+    REQUIRE(cfg);
+    CHECK(cfg->setup_errors.empty());
+  }
+  SECTION("no rule: a missing rules directory names the include") {
+    auto cfg = load(dir, R"(sources: [{ name: plog, paths: ["logs/*.log"] }]
+include: ["missing.d/*.yaml"]
+)",
+                    errors);
+    REQUIRE(cfg);
+    CHECK(cfg->rules->size() == 0);
+    CHECK_THAT(cfg->setup_errors.to_string(),
+               Catch::Contains(dir.file("faultd.yaml") + ":2:10: no rules") &&
+                   Catch::Contains("missing.d/*.yaml"));
+  }
+  SECTION("no source, without a webhook: an error; with one: a warning saying why") {
+    auto cfg = load(dir, "include: [\"rules.d/*.yaml\"]\nsources: []\n", errors);
+    REQUIRE(cfg);
+    CHECK_THAT(cfg->setup_errors.to_string(),
+               Catch::Contains(dir.file("faultd.yaml") + ":2:10: no sources"));
+    dir.write("token", "s3cret\n");
+    cfg = load(dir, "include: [\"rules.d/*.yaml\"]\nwebhook: { token_file: token }\n", errors);
+    REQUIRE(cfg);
+    CHECK(cfg->setup_errors.empty());
+    CHECK_THAT(cfg->warnings.back(), Catch::Contains("no sources") && Catch::Contains("webhook"));
+  }
+  SECTION("a hook that does not exist, is not executable or is not in PATH") {
+    auto cfg = load(dir, R"(include: ["rules.d/*.yaml"]
+sources: [{ name: plog, paths: ["logs/*.log"] }]
+actions:
+  isolate: { argv: [hooks/isolate-devcie] }
+  resume: { argv: [hooks/not-executable], after: isolate }
+  clear: { argv: [faultd-no-such-hook-xyz] }
+  diagnose: { argv: [hooks/], after: isolate }
+)",
+                    errors);
+    REQUIRE(cfg);
+    const std::string e = cfg->setup_errors.to_string();
+    INFO(e);
+    CHECK(cfg->setup_errors.size() == 4);
+    CHECK_THAT(e, Catch::Contains(dir.file("faultd.yaml") + ":4:21: action 'isolate': hook '" +
+                                  dir.file("hooks/isolate-devcie") + "' does not exist"));
+    CHECK_THAT(e,
+               Catch::Contains(":5:20: action 'resume'") && Catch::Contains("is not executable"));
+    CHECK_THAT(e, Catch::Contains(":6:19: action 'clear': hook 'faultd-no-such-hook-xyz' is "
+                                  "not found in PATH"));
+    CHECK_THAT(e, Catch::Contains(":7:22: action 'diagnose'") && Catch::Contains("is not a file"));
+  }
+}

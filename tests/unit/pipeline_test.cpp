@@ -541,3 +541,95 @@ TEST_CASE("the whole node vanishing at once is one node-level incident, no isola
   CHECK(gone.storms.size() == 1);
   CHECK(gone.actions.empty());
 }
+
+namespace {
+
+// An isolate hook as the action manager journals it: running since `started`, its dependent
+// journaled pending with its success (ActionManager::save_success).
+ActionRecord isolate_succeeded(Rig& rig, const std::string& device, int64_t fault_id,
+                               TimePoint started) {
+  ActionRecord r = rig.store.ensure_action("isolate", device, fault_id, started);
+  r.status = ActionStatus::Success;
+  r.attempts = 1;
+  r.exit_code = 0;
+  r.started = started;
+  r.finished = rig.clock.now();
+  rig.store.update_action(r);
+  rig.store.ensure_action("diagnose", device, fault_id, r.finished);
+  return r;
+}
+
+ActionRecord journaled(const Rig& rig, const std::string& action, const std::string& device) {
+  for (const auto& a : rig.store.query_actions(device, 100)) {
+    if (a.action == action) return a;
+  }
+  FAIL("no " << action << " for device " << device << " in the journal");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("an isolate result that comes after a later decision is ignored, and says why",
+          "[pipeline]") {
+  Rig rig;
+  const Step fault = rig.record(rig.finding("3", FaultLevel::SeparateNPU, "80818C00"));
+  const int64_t id = fault.journaled.at(0).id;
+  const TimePoint started = rig.clock.now();
+  rig.clock.advance(2s);
+
+  SECTION("an operator's clear while the hook ran wins; the clear hook undoes the isolation") {
+    REQUIRE(rig.pipeline.clear("3", "operator: mistaken").transitions.size() == 1);
+    rig.clock.advance(2s);
+    const Step s = rig.pipeline.on_action_finished(isolate_succeeded(rig, "3", id, started));
+    REQUIRE(s.committed());
+    CHECK(s.transitions.empty());
+    CHECK(rig.state("3") == DeviceState::Healthy);
+    CHECK(rig.stored_state("3") == DeviceState::Healthy);
+    CHECK_THAT(s.ignored,
+               Catch::Contains("went back to healthy") && Catch::Contains("operator: mistaken"));
+    CHECK(journaled(rig, "isolate", "3").detail == s.ignored);
+    CHECK(journaled(rig, "isolate", "3").status == ActionStatus::Success);
+    REQUIRE(s.skipped.size() == 1);
+    CHECK(s.skipped[0].action == "diagnose");
+    CHECK(journaled(rig, "diagnose", "3").status == ActionStatus::Skipped);
+    CHECK_THAT(journaled(rig, "diagnose", "3").detail, Catch::Contains("result ignored"));
+    CHECK(action_names(s) == std::vector<std::string>{"clear@3"});
+    CHECK(s.actions[0].fault.id == id);
+
+    SECTION("...also when the result comes to the next faultd") {
+      Pipeline again(rig.store, rig.clock);
+      again.configure(rig.config);
+      again.load();
+      ActionRecord r = journaled(rig, "isolate", "3");
+      r.detail.clear();
+      const Step s2 = again.on_action_finished(r);
+      CHECK(s2.transitions.empty());
+      CHECK_FALSE(s2.ignored.empty());
+      CHECK(again.find("3")->state == DeviceState::Healthy);
+    }
+  }
+  SECTION("an operator's isolation while the hook ran: kept, no dependents, no clear") {
+    REQUIRE(rig.pipeline.isolate("3", "by hand").transitions.size() == 1);
+    const Step s = rig.pipeline.on_action_finished(isolate_succeeded(rig, "3", id, started));
+    CHECK(s.transitions.empty());
+    CHECK_THAT(s.ignored, Catch::Contains("was isolated at"));
+    CHECK(rig.state("3") == DeviceState::Isolated);
+    CHECK(journaled(rig, "diagnose", "3").status == ActionStatus::Skipped);
+    CHECK(s.actions.empty());
+  }
+  SECTION("a more severe incident took the device: that one's own hooks decide") {
+    rig.record(rig.finding("3", FaultLevel::ManuallySeparateNPU, "", "ascend.other"));
+    const Step s = rig.pipeline.on_action_finished(isolate_succeeded(rig, "3", id, started));
+    CHECK(s.transitions.empty());
+    CHECK_THAT(s.ignored, Catch::Contains("moved on to fault"));
+    CHECK(rig.state("3") == DeviceState::Warning);
+    CHECK(s.actions.empty());
+  }
+  SECTION("nothing happened meanwhile: the device is isolated and the dependents stay pending") {
+    const Step s = rig.pipeline.on_action_finished(isolate_succeeded(rig, "3", id, started));
+    REQUIRE(s.transitions.size() == 1);
+    CHECK(s.transitions[0].to == DeviceState::Isolated);
+    CHECK(s.ignored.empty());
+    CHECK(journaled(rig, "diagnose", "3").status == ActionStatus::Pending);
+  }
+}
