@@ -287,6 +287,7 @@ faultd::ControlReply fetch_pages(const std::string& socket, nlohmann::json reque
     bool wanted = true;
   };
   std::vector<Journal> journals;
+  journals.reserve(paged.size());
   for (const auto& p : paged) journals.push_back({p});
   faultd::ControlReply reply;
   nlohmann::json body;

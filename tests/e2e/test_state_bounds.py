@@ -23,7 +23,7 @@ from harness import Faultd, free_port, metric_value, scrape, wait_for
 from test_log_writer import as_writer, writer_dir
 from test_log_writer_costs import proc_field, query, vm_rss_kib
 
-FLOOD_LINES = int(os.environ.get("FLOOD", 250_000))
+FLOOD_LINES = int(os.environ.get("FAULTD_E2E_FLOOD_LINES", 250_000))  # the audit's count
 PER_RULE_CAP = 256  # LifecycleSettings::Limits::open_per_device_rule
 PEAK_BOUND_MIB = 96  # the shipped unit's MemoryMax is 256M; the audit measured 370 MB
 PAGE_ROWS = 1000

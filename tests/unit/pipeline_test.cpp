@@ -502,6 +502,7 @@ TEST_CASE("without an inventory, forged device ids past the first 64 create noth
           "[pipeline][inventory]") {
   Rig rig;
   std::vector<Finding> forged;
+  forged.reserve(20'000);
   for (int i = 0; i < 20'000; ++i) {
     // A code of its own each: one code on many devices would be a storm, which warns none.
     forged.push_back(rig.finding(std::to_string(1'000'000 + i), FaultLevel::SubHealthFault,
@@ -530,6 +531,7 @@ TEST_CASE("a flood of distinct codes folds into one incident and still warns the
           "[pipeline]") {
   Rig rig;
   std::vector<Finding> flood;
+  flood.reserve(3000);
   for (int i = 0; i < 3000; ++i) {
     flood.push_back(rig.finding("2", FaultLevel::SubHealthFault, "C" + std::to_string(i)));
   }

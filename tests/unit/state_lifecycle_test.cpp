@@ -447,8 +447,8 @@ TEST_CASE("storms are counted per source: a job's lines never absorb another sou
     return f;
   };
   std::vector<Finding> batch;
-  for (int dev = 0; dev < 3; ++dev) batch.push_back(from("training", std::to_string(dev), t0));
-  for (int dev = 0; dev < 3; ++dev) batch.push_back(from("training", std::to_string(dev), t0));
+  batch.reserve(7);
+  for (int i = 0; i < 6; ++i) batch.push_back(from("training", std::to_string(i % 3), t0));
   batch.push_back(from("host-kernel", "5", t0 + 1s));
   h.lifecycle.anticipate(batch);
   for (size_t i = 0; i + 1 < batch.size(); ++i) h.feed(batch[i]);

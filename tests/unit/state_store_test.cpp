@@ -780,9 +780,9 @@ TEST_CASE("transitions and incidents are read a page at a time by id", "[state][
   {
     Store::Txn txn(store);
     for (int i = 0; i < 5; ++i) {
-      txn.apply_transition(
-          transition("npu-1", i % 2 == 0 ? DeviceState::Healthy : DeviceState::Warning,
-                     i % 2 == 0 ? DeviceState::Warning : DeviceState::Healthy, 10 + i, 1000 * i));
+      txn.apply_transition(transition(
+          "npu-1", i % 2 == 0 ? DeviceState::Healthy : DeviceState::Warning,
+          i % 2 == 0 ? DeviceState::Warning : DeviceState::Healthy, 10 + i, int64_t{1000} * i));
     }
     txn.commit();
   }
