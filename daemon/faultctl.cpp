@@ -57,7 +57,8 @@ void usage(std::ostream& out) {
          "  history DEVICE [--limit N]               the device's transitions and incidents\n"
          "  history --serial S [--limit N]           the findings of the card with serial (or\n"
          "                                           UUID) S, in whatever slot it was\n"
-         "  incidents [--device D] [--all]           open (or all recent) incidents\n"
+         "  incidents [--device D] [--all] [--limit N]\n"
+         "                                           open (or all recent) incidents\n"
          "  budget                                   the isolation budget (blast-radius limit)\n"
          "  reload                                   reload config and rules\n"
          "  decode-overflow --status N [--kind K]    name the causes of an overflow status\n"
@@ -285,43 +286,58 @@ int parse(int argc, char** argv, Args& a) {
   return a.command.empty() ? kExitUsage : kExitOk;
 }
 
-// faultd serves `events` a page at a time (its journals can be long); this reads pages of
-// both journals until each has `limit` rows or no more.
-faultd::ControlReply fetch_events(const std::string& socket, nlohmann::json request, size_t limit,
-                                  std::chrono::milliseconds timeout) {
+// A journal a listing reads page by page: the reply's rows, the reply's cursor for the next
+// page, and the request's.
+struct Paged {
+  const char* rows;
+  const char* next;
+  const char* cursor;
+};
+
+// faultd serves `events`, `incidents` and `history` a page at a time (its journals can be long);
+// this reads pages of each journal the command lists until each has `limit` rows or no more.
+faultd::ControlReply fetch_pages(const std::string& socket, nlohmann::json request, size_t limit,
+                                 std::chrono::milliseconds timeout,
+                                 const std::vector<Paged>& paged) {
   struct Journal {
-    const char* rows;
-    const char* next;    // the reply's cursor for the next page
-    const char* cursor;  // the request's
+    Paged paged;
     nlohmann::json got = nlohmann::json::array();
     bool wanted = true;
   };
-  std::array<Journal, 2> journals{
-      {{"faults", "next_before", "before"}, {"actions", "next_actions_before", "actions_before"}}};
+  std::vector<Journal> journals;
+  journals.reserve(paged.size());
+  for (const auto& p : paged) journals.push_back({p});
   faultd::ControlReply reply;
+  nlohmann::json body;
   for (;;) {
     size_t want = 0;
     for (auto& j : journals) {
       j.wanted = j.wanted && j.got.size() < limit;
-      request[j.rows] = j.wanted;
+      if (journals.size() > 1) request[j.paged.rows] = j.wanted;
       if (j.wanted) want = std::max(want, limit - j.got.size());
     }
-    if (want == 0) break;
+    if (want == 0 && !body.is_null()) break;
     request["limit"] = want;
     reply = faultd::control_call(socket, request, timeout);
     if (reply.status != faultd::ControlReply::Status::Ok || !reply.body.value("ok", false))
       return reply;
     for (auto& j : journals) {
       if (!j.wanted) continue;
-      for (auto& row : reply.body[j.rows]) {
+      for (auto& row : reply.body[j.paged.rows]) {
         if (j.got.size() < limit) j.got.push_back(std::move(row));
       }
-      j.wanted = reply.body.contains(j.next);
-      if (j.wanted) request[j.cursor] = reply.body[j.next];
+      j.wanted = reply.body.contains(j.paged.next);
+      if (j.wanted) request[j.paged.cursor] = reply.body[j.paged.next];
     }
+    if (body.is_null()) body = reply.body;  // the fields besides the rows
+    if (want == 0) break;
+  }
+  for (auto& j : journals) {
+    body[j.paged.rows] = std::move(j.got);
+    body.erase(j.paged.next);
   }
   reply.status = faultd::ControlReply::Status::Ok;
-  reply.body = {{"ok", true}, {"faults", journals[0].got}, {"actions", journals[1].got}};
+  reply.body = std::move(body);
   return reply;
 }
 
@@ -767,8 +783,20 @@ int run(int argc, char** argv) {
 
   // A reload compiles every rule; give it time.
   const auto timeout = std::chrono::milliseconds(a.command == "reload" ? 30000 : 10000);
-  auto reply = a.command == "events" ? fetch_events(a.socket, request, a.limit, timeout)
-                                     : faultd::control_call(a.socket, request, timeout);
+  std::vector<Paged> paged;  // the listings' journals, read page by page
+  if (a.command == "events") {
+    paged = {{"faults", "next_before", "before"},
+             {"actions", "next_actions_before", "actions_before"}};
+  } else if (a.command == "incidents") {
+    paged = {{"incidents", "next_before", "before"}};
+  } else if (a.command == "history" && a.serial.empty()) {
+    paged = {{"transitions", "next_before", "before"},
+             {"incidents", "next_incidents_before", "incidents_before"}};
+  } else if (a.command == "history") {
+    paged = {{"faults", "next_before", "before"}};
+  }
+  auto reply = paged.empty() ? faultd::control_call(a.socket, request, timeout)
+                             : fetch_pages(a.socket, request, a.limit, timeout, paged);
   if (reply.status == faultd::ControlReply::Status::Unreachable) {
     std::cerr << "faultctl: cannot reach faultd: " << reply.error << '\n';
     return kExitUnavailable;

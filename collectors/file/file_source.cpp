@@ -457,7 +457,7 @@ struct FileSource::Impl {
   bool offer(FollowedFile& f, const LineBuffer::Pending& p, TimePoint now, ChunkSink& sink) {
     Chunk chunk = p.chunk();
     chunk.source = config.name;
-    chunk.source_type = "file";
+    chunk.source_type = config.source_type();
     chunk.path = f.path;
     chunk.identity = f.identity;
     chunk.path_fields = &f.fields;

@@ -86,6 +86,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectors/collector.hpp"
@@ -105,6 +106,10 @@ struct FileSourceConfig {
   bool follow_symlinks = false;   // directory links below the fixed prefix, to targets below it
   size_t max_directories = 4096;  // per scan, all globs together
   size_t max_partial_bytes = 8 * 1024 * 1024;  // partial lines held, all files together
+  // The host's kernel log (only the kernel and syslog write it): its lines have the source type
+  // `kernel_log`, which the kernel's driver rules accept, instead of `file`.
+  bool kernel_log = false;
+  std::string_view source_type() const { return kernel_log ? "kernel_log" : "file"; }
   friend bool operator==(const FileSourceConfig&, const FileSourceConfig&) = default;
 };
 

@@ -602,11 +602,13 @@ void Daemon::apply(const Step& step) {
   }
   for (const auto& rule : step.outside) metrics_.on_outside_inventory(rule);
   for (const auto& f : step.outside_journaled) {
-    spdlog::warn("finding for device {} ignored: not in this node's inventory (rule={} at {}:{})",
-                 f.device, f.rule, f.file, f.line);
+    spdlog::warn("finding for device {} ignored: {} (rule={} at {}:{})", f.device,
+                 f.annotations.empty() ? "" : f.annotations.back().second, f.rule, f.file, f.line);
   }
+  for (const auto& rule : step.folded) metrics_.on_folded(rule);
+  if (step.storms_refused > 0) metrics_.on_storms_refused(step.storms_refused);
   for (const auto& s : step.storms) {
-    metrics_.on_storm(s.file);
+    metrics_.on_storm(rule_of_signature(s.file));  // the rule alone: its code is the log's
     spdlog::error("node-level incident {}: {}", s.id, s.text);
   }
   if (!step.ignored.empty()) spdlog::warn("action isolate: {}", step.ignored);

@@ -108,10 +108,11 @@ json status(const CommandContext& c) {
           {"sources", sources}};
 }
 
-// A reply of `events` is one page: at most kEventsPageRows rows and about kEventsPageBytes of
-// JSON of each journal. A longer listing is read page by page (`before`, `actions_before`, the
-// `next_*` of the previous reply), so neither the io thread's pause nor the reply grows with the
-// journal. A fault's text (the log line) is left out unless `verbose` asks for it.
+// A reply of `events`, `incidents` or `history` is one page of each journal it lists: at most
+// kEventsPageRows rows and about kEventsPageBytes of JSON. A longer listing is read page by page
+// (the cursors `before`, `actions_before`, `incidents_before`: the `next_*` of the previous
+// reply), so neither the io thread's pause nor the reply grows with the journal. A fault's text
+// (the log line) is left out unless `verbose` asks for it.
 constexpr size_t kEventsPageRows = 1000;
 constexpr size_t kEventsPageBytes = size_t{1} << 20;
 
@@ -128,8 +129,19 @@ json page_of(const std::vector<Row>& rows, size_t limit, ToJson&& to_json_row, j
     bytes += j.dump(-1, ' ', false, json::error_handler_t::replace).size();
     list.push_back(std::move(j));
   }
-  if (list.size() < rows.size()) reply[next] = list.back()["id"];
+  if (!list.empty() && list.size() < rows.size()) reply[next] = list.back()["id"];
   return list;
+}
+
+// A request's page size: its `limit` (else `fallback`), at most a page.
+size_t page_limit(const json& r, size_t fallback) {
+  return std::min(r.value("limit", fallback), kEventsPageRows);
+}
+
+// A request's cursor (checked as a journal id by the control server).
+std::optional<int64_t> cursor(const json& r, const char* name) {
+  if (!r.contains(name)) return std::nullopt;
+  return r[name].get<int64_t>();
 }
 
 json events(const CommandContext& c, const json& r) {
@@ -142,16 +154,14 @@ json events(const CommandContext& c, const json& r) {
     if (!d) return error("since must be a duration such as 30m or 24h");
     q.since = c.clock.now() - *d;
   }
-  const size_t limit = std::min(r.value("limit", kEventsPageRows), kEventsPageRows);
+  const size_t limit = page_limit(r, kEventsPageRows);
   const bool verbose = r.value("verbose", false);
   json reply = {{"ok", true}, {"faults", json::array()}, {"actions", json::array()}};
   if (r.value("faults", true) && limit > 0) {
-    if (r.contains("before")) {
-      q.before_id = r["before"].get<int64_t>();
-      if (!c.store.find_fault(*q.before_id)) {
-        return error("fault " + std::to_string(*q.before_id) +
-                     " is not in the journal (pruned by state.retention?)");
-      }
+    q.before_id = cursor(r, "before");
+    if (q.before_id && !c.store.find_fault(*q.before_id)) {
+      return error("fault " + std::to_string(*q.before_id) +
+                   " is not in the journal (pruned by state.retention?)");
     }
     q.limit = limit + 1;
     reply["faults"] = page_of(
@@ -165,10 +175,8 @@ json events(const CommandContext& c, const json& r) {
   }
   // Actions are journaled per device, not per job: a job's listing holds its findings only.
   if (r.value("actions", true) && q.job.empty() && limit > 0) {
-    std::optional<int64_t> before;
-    if (r.contains("actions_before")) before = r["actions_before"].get<int64_t>();
     reply["actions"] = page_of(
-        c.store.query_actions(q.device, limit + 1, q.since, before), limit,
+        c.store.query_actions(q.device, limit + 1, q.since, cursor(r, "actions_before")), limit,
         [](const ActionRecord& a) { return to_json(a); }, reply, "next_actions_before");
   }
   return reply;
@@ -177,40 +185,64 @@ json events(const CommandContext& c, const json& r) {
 // A card's findings wherever it was (any device id, any slot): by the serial the inventory
 // recorded with each finding. The journal is per node; Prometheus' faultd_device_info{serial}
 // follows a card across nodes.
-json history_of_serial(const CommandContext& c, const std::string& serial, size_t limit) {
+json history_of_serial(const CommandContext& c, const std::string& serial, const json& r) {
   if (!is_valid_device_id(serial)) return error("invalid serial");
   FaultQuery q;
   q.serial = serial;
-  q.limit = std::min(limit, kEventsPageRows);
-  json faults = json::array();
-  for (const auto& f : c.store.query_faults(q)) faults.push_back(faultd::to_json(f));
-  return {{"ok", true}, {"serial", serial}, {"faults", faults}, {"actions", json::array()}};
+  const size_t limit = page_limit(r, 100);
+  q.limit = limit + 1;
+  q.before_id = cursor(r, "before");
+  if (q.before_id && !c.store.find_fault(*q.before_id)) {
+    return error("fault " + std::to_string(*q.before_id) + " is not in the journal");
+  }
+  json reply = {{"ok", true}, {"serial", serial}, {"actions", json::array()}};
+  reply["faults"] = page_of(
+      c.store.query_faults(q), limit, [](const Finding& f) { return faultd::to_json(f); }, reply,
+      "next_before");
+  return reply;
 }
 
+// A device's transitions (cursor `before`) and incidents (cursor `incidents_before`), newest
+// first, a page of each; `transitions` / `incidents` false leaves that journal out.
 json history(const CommandContext& c, const json& r) {
-  const auto limit = r.value("limit", static_cast<size_t>(100));
-  if (r.contains("serial")) return history_of_serial(c, r.value("serial", ""), limit);
+  if (r.contains("serial")) return history_of_serial(c, r.value("serial", ""), r);
   const std::string named = r.value("device", "");
   if (!is_valid_device_id(named)) return error("invalid device id");
   const std::string device = c.pipeline.device_of(named).value_or(named);
-  json transitions = json::array();
-  for (const auto& t : c.store.query_transitions(device, limit)) {
-    transitions.push_back(faultd::to_json(t));
+  const size_t limit = page_limit(r, 100);
+  json reply = {{"ok", true},
+                {"device", device},
+                {"transitions", json::array()},
+                {"incidents", json::array()}};
+  if (r.value("transitions", true) && limit > 0) {
+    reply["transitions"] = page_of(
+        c.store.query_transitions(device, limit + 1, cursor(r, "before")), limit,
+        [](const Transition& t) {
+          json j = faultd::to_json(t);
+          j["id"] = t.id;
+          return j;
+        },
+        reply, "next_before");
   }
-  json list = json::array();
-  for (const auto& i : c.store.query_incidents(device, false, limit)) list.push_back(to_json(i));
-  return {{"ok", true}, {"device", device}, {"transitions", transitions}, {"incidents", list}};
+  if (r.value("incidents", true) && limit > 0) {
+    reply["incidents"] = page_of(
+        c.store.query_incidents(device, false, limit + 1, cursor(r, "incidents_before")), limit,
+        [](const Incident& i) { return to_json(i); }, reply, "next_incidents_before");
+  }
+  return reply;
 }
 
 json incidents(const CommandContext& c, const json& r) {
   const std::string device = r.value("device", "");
   if (!device.empty() && !is_valid_device_id(device)) return error("invalid device id");
-  json list = json::array();
-  for (const auto& i :
-       c.store.query_incidents(device, !r.value("all", false), r.value("limit", size_t{1000}))) {
-    list.push_back(to_json(i));
+  const size_t limit = page_limit(r, kEventsPageRows);
+  json reply = {{"ok", true}, {"incidents", json::array()}};
+  if (limit > 0) {
+    reply["incidents"] = page_of(
+        c.store.query_incidents(device, !r.value("all", false), limit + 1, cursor(r, "before")),
+        limit, [](const Incident& i) { return to_json(i); }, reply, "next_before");
   }
-  return {{"ok", true}, {"incidents", list}};
+  return reply;
 }
 
 // The budget counts the policy's (and the cluster's) isolations; the operator's are shown beside

@@ -27,12 +27,13 @@ struct Route {
   std::string source;
   Fields path_fields;
   size_t max_line_bytes;
+  std::string_view source_type = "file";
 };
 
 std::vector<Route> routes_for(const Config& config, const std::string& path) {
   std::vector<Route> routes;
   auto add = [&](const FileSourceConfig& s) {
-    Route r{s.name, {}, s.max_line_bytes};
+    Route r{s.name, {}, s.max_line_bytes, s.source_type()};
     std::string error;
     if (!s.path_fields.empty()) {
       if (auto re = compile_path_fields(s.path_fields, error)) {
@@ -79,7 +80,7 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
       read_lines(fd, route.max_line_bytes, kReadBytes, [&](const LineBuffer::Pending& p) {
         Chunk c = p.chunk();
         c.source = route.source;
-        c.source_type = "file";
+        c.source_type = route.source_type;
         c.path = path;
         c.path_fields = &route.path_fields;
         const TimePoint now = SystemClock::now();

@@ -239,10 +239,11 @@ void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
 }
 
 void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const Ctx& ctx) {
-  yaml::check_map(n, "a file source",
-                  {"name", "type", "paths", "start_at", "path_fields", "max_line_bytes",
-                   "scan_interval", "follow_symlinks", "max_directories", "max_partial_bytes"},
-                  ctx);
+  yaml::check_map(
+      n, "a file source",
+      {"name", "type", "paths", "start_at", "path_fields", "max_line_bytes", "scan_interval",
+       "follow_symlinks", "max_directories", "max_partial_bytes", "kernel_log"},
+      ctx);
   if (auto paths = yaml::get_string_list(n, "paths", ctx)) {
     for (const auto& p : *paths) src.paths.push_back(resolve_config_path(base_dir, p));
   }
@@ -279,6 +280,7 @@ void Loader::load_file_source(const YAML::Node& n, FileSourceConfig src, const C
     }
   }
   if (auto v = yaml::get_bool(n, "follow_symlinks", ctx)) src.follow_symlinks = *v;
+  if (auto v = yaml::get_bool(n, "kernel_log", ctx)) src.kernel_log = *v;
   if (auto v = yaml::get_int(n, "max_directories", ctx, 1, 1000000)) {
     src.max_directories = static_cast<size_t>(*v);
   }

@@ -37,12 +37,12 @@ std::string check_fields(const nlohmann::json& request) {
       return std::string(rule.name) + " must be a string";
     }
   }
-  for (const char* name : {"all", "verbose", "faults", "actions"}) {
+  for (const char* name : {"all", "verbose", "faults", "actions", "transitions", "incidents"}) {
     if (auto it = request.find(name); it != request.end() && !it->is_boolean()) {
       return std::string(name) + " must be true or false";
     }
   }
-  for (const char* name : {"before", "actions_before"}) {
+  for (const char* name : {"before", "actions_before", "incidents_before"}) {
     auto it = request.find(name);
     if (it != request.end() &&
         (!it->is_number_unsigned() ||

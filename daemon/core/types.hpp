@@ -48,14 +48,16 @@ inline constexpr int kDeviceStateCount = 3;
 std::string_view to_string(DeviceState state);
 std::optional<DeviceState> parse_device_state(std::string_view text);
 
-// What may have written a chunk's lines: the source types a config can name, and
-// `command_output` (below). A rule may accept lines from some types only
-// (`source_types`): the records a command source writes from npu-smi's output are trusted as
-// such only when a command source wrote them, never when a log file says the same.
-// `command_output` is what a command printed itself when its run failed (its error message):
-// the tool's words, handed to the rules like a log's, never taken for one of faultd's records.
-inline constexpr std::array<std::string_view, 5> kSourceTypes = {
-    "file", "command", "command_output", "kmsg", "overflow_dump"};
+// What may have written a chunk's lines: the source types a config can name, `command_output`
+// and `kernel_log` (below). A rule may accept lines from some types only (`source_types`): the
+// records a command source writes from npu-smi's output are trusted as such only when a command
+// source wrote them, never when a log file says the same; the kernel's driver lines only from
+// the kernel. `command_output` is what a command printed itself when its run failed (its error
+// message): the tool's words, handed to the rules like a log's, never taken for one of faultd's
+// records. `kernel_log` is a file source declared `kernel_log: true`: the host's kernel log as
+// syslog writes it (kern.log, dmesg), which jobs cannot write.
+inline constexpr std::array<std::string_view, 6> kSourceTypes = {
+    "file", "command", "command_output", "kmsg", "overflow_dump", "kernel_log"};
 bool is_source_type(std::string_view type);
 
 // A device id as it may appear in a metric label, a hook's environment or the store:
@@ -180,6 +182,7 @@ struct Transition {
   std::string rule;
   std::string code;
   TimePoint time{};
+  int64_t id = 0;  // its journal row, once stored (a page's cursor)
 };
 
 // Durations as in the config: "500ms", "30s", "5m", "24h" (and "1h30m").

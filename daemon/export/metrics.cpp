@@ -414,6 +414,19 @@ Metrics::Metrics()
                  .Name("faultd_storms_total")
                  .Help("Node-level storms: the same fault on most devices at once (no isolation).")
                  .Register(r);
+  folded_ = &pm::BuildCounter()
+                 .Name("faultd_incidents_folded_total")
+                 .Help(
+                     "Findings counted into their device's TOO_MANY_CODES incident: the rule had "
+                     "too many open incidents on the device (or the node in all).")
+                 .Register(r);
+  storms_refused_ = &pm::BuildCounter()
+                         .Name("faultd_storm_windows_refused_total")
+                         .Help(
+                             "Findings judged as no storm because their source (or the node) "
+                             "already held all the storm windows it may.")
+                         .Register(r)
+                         .Add({});
   escalations_ = &pm::BuildCounter()
                       .Name("faultd_escalations_total")
                       .Help("Incidents raised to a more severe level by frequency or duration.")
@@ -513,6 +526,12 @@ void Metrics::on_shadow(const Finding& f) {
 }
 
 void Metrics::on_storm(const std::string& rule) { storms_->Add({{"rule", rule}}).Increment(); }
+
+void Metrics::on_folded(const std::string& rule) { folded_->Add({{"rule", rule}}).Increment(); }
+
+void Metrics::on_storms_refused(uint64_t findings) {
+  storms_refused_->Increment(static_cast<double>(findings));
+}
 
 void Metrics::on_escalation(FaultLevel to) {
   escalations_->Add({{"level", std::string(to_string(to))}}).Increment();

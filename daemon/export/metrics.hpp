@@ -58,6 +58,10 @@ class Metrics {
   void on_grouped(const Finding& f);
   void on_shadow(const Finding& f);
   void on_storm(const std::string& rule);
+  // A finding folded into its device's "too many codes" incident (the open-incident caps), and
+  // findings judged as no storm because their storm window could not be kept.
+  void on_folded(const std::string& rule);
+  void on_storms_refused(uint64_t findings);
   void on_escalation(FaultLevel to);
   void on_incidents_open(size_t open);
   void on_verdict(const std::string& verdict);
@@ -124,6 +128,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* grouped_ = nullptr;
   prometheus::Family<prometheus::Counter>* shadow_ = nullptr;
   prometheus::Family<prometheus::Counter>* storms_ = nullptr;
+  prometheus::Family<prometheus::Counter>* folded_ = nullptr;
+  prometheus::Counter* storms_refused_ = nullptr;
   prometheus::Family<prometheus::Counter>* escalations_ = nullptr;
   prometheus::Family<prometheus::Counter>* verdicts_ = nullptr;
   prometheus::Gauge* incidents_open_ = nullptr;

@@ -53,6 +53,11 @@ Finding storm_finding(const Finding& f, const Incident& storm) {
 constexpr auto kOutsideWindow = std::chrono::minutes(10);
 constexpr size_t kOutsideJournalPerMinute = 30;
 constexpr size_t kOutsideKeys = 4096;
+// With no inventory (no discoverer answered, none configured), the first this many device ids
+// named (those with a state included) stand for the node's devices; findings naming others are
+// taken out as outside the inventory (security audit F6: a log writer's forged ids would each
+// add metric series and state).
+constexpr size_t kMaxDevicesWithoutInventory = 64;
 
 // The journal row of a device a discoverer no longer lists, or lists again (a recovery).
 Finding inventory_finding(const std::string& device, const std::string& by, bool returned,
@@ -93,7 +98,11 @@ void Pipeline::configure(const Config& config) {
 
 void Pipeline::load() {
   machine_.load(store_.load_devices());
-  lifecycle_.load(store_.load_incidents(clock_.now() - lifecycle_memory(policy_)));
+  // Bounded whatever the store holds: the open incidents the caps allow, with room for the
+  // folded ones, and the closed ones the lifecycle would keep.
+  lifecycle_.load(store_.load_incidents(clock_.now() - lifecycle_memory(policy_),
+                                        2 * lifecycle_.settings().limits.open,
+                                        Lifecycle::kMaxKeptIncidents));
   inventory_.load(store_.load_inventory());
   publish();
 }
@@ -125,7 +134,8 @@ Step Pipeline::in_txn(const std::string& what, Fn&& fn) {
     reload();
     return failed;
   }
-  step.open_incidents = lifecycle_.open_incidents().size();
+  step.open_incidents = lifecycle_.open_count();
+  step.storms_refused = lifecycle_.take_storm_refusals();
   publish();
   return step;
 }
@@ -165,19 +175,31 @@ Step Pipeline::record(std::vector<Finding>& findings, const ReadPosition* positi
   });
 }
 
+// A device id named while no inventory is known: one of the first kMaxDevicesWithoutInventory.
+bool Pipeline::admit_without_inventory(const std::string& device) {
+  if (machine_.find(device) != nullptr || named_without_inventory_.count(device) != 0) return true;
+  if (named_without_inventory_.size() + machine_.devices().size() >= kMaxDevicesWithoutInventory) {
+    return false;
+  }
+  named_without_inventory_.insert(device);
+  return true;
+}
+
 void Pipeline::bound_by_inventory(Store::Txn& txn, std::vector<Finding>& findings, Step& step) {
-  if (!inventory_.known()) return;
   const TimePoint now = clock_.now();
   std::erase_if(outside_recent_, [&](TimePoint t) { return t < now - std::chrono::minutes(1); });
   std::erase_if(findings, [&](Finding& f) {
     if (f.device.empty()) return false;
-    if (auto id = inventory_.resolve(f.device)) {
+    if (!inventory_.known()) {
+      if (admit_without_inventory(f.device)) return false;
+    } else if (auto id = inventory_.resolve(f.device)) {
       f.device = *id;
       const InventoryDevice* d = inventory_.find(*id);
       f.serial = !d->serial.empty() ? d->serial : d->uuid;
       return false;
+    } else if (machine_.find(f.device) != nullptr) {
+      return false;  // a device with a state already
     }
-    if (machine_.find(f.device) != nullptr) return false;  // a device with a state already
     step.outside.push_back(f.rule);
     auto key = std::make_pair(f.rule, f.device);
     const auto last = outside_journaled_.find(key);
@@ -188,7 +210,11 @@ void Pipeline::bound_by_inventory(Store::Txn& txn, std::vector<Finding>& finding
     if (outside_journaled_.size() >= kOutsideKeys) outside_journaled_.clear();
     outside_journaled_[std::move(key)] = now;
     outside_recent_.push_back(now);
-    f.annotations.emplace_back("inventory", "not a device of this node: recorded, nothing done");
+    f.annotations.emplace_back(
+        "inventory", inventory_.known() ? "not a device of this node: recorded, nothing done"
+                                        : "no inventory, and more than " +
+                                              std::to_string(kMaxDevicesWithoutInventory) +
+                                              " device ids named: recorded, nothing done");
     if (txn.insert_finding(f)) step.outside_journaled.push_back(f);
     return true;
   });
@@ -229,9 +255,15 @@ std::optional<std::string> Pipeline::device_of(const std::string& name) const {
 void Pipeline::judge(Store::Txn& txn, Finding& f, Step& step) {
   const auto d = lifecycle_.decide(f, f.time);
   using Kind = Lifecycle::Kind;
+  if (d.folded) step.folded.push_back(f.rule);
   if (d.kind == Kind::Grouped) {
     step.grouped.push_back(f);
     return;
+  }
+  if (d.folded) {
+    f.annotations.emplace_back("lifecycle", std::string(kTooManyCodes) +
+                                                ": too many open incidents of this rule on this "
+                                                "device; its further codes are counted in one");
   }
   if (!txn.insert_finding(f)) return;  // journaled before: a re-read after a crash
   switch (d.kind) {
@@ -256,8 +288,13 @@ void Pipeline::judge(Store::Txn& txn, Finding& f, Step& step) {
       break;
     case Kind::NewIncident: {
       lifecycle_.opened(f, d);
+      if (d.folded) {  // once per (device, rule) and TTL
+        spdlog::warn("device {}: incident {} ({}): {}", f.device, f.id, kTooManyCodes,
+                     lifecycle_.find(f.id)->note);
+      }
       Finding effective = f;
       effective.level = d.level;
+      effective.code = d.code;
       if (!d.escalation.empty()) step.escalations.push_back(d.level);
       if (auto t = machine_.on_finding(effective, f.time)) {
         if (!d.escalation.empty()) t->reason = f.rule + " (" + d.escalation + ")";

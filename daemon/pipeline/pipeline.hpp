@@ -60,8 +60,13 @@ struct Step {
   std::vector<Finding> grouped;    // counted into an open incident
   std::vector<Finding> shadow;     // a shadow rule's findings: counted, nothing else
   std::vector<Finding> storms;     // node-level incidents opened
-  // Findings that name a device outside the node's inventory: counted (rule), nothing done.
-  // Those journaled (rate-limited per rule and id) are in `outside_journaled` too.
+  // Rules of findings folded into a device's kTooManyCodes incident (daemon/state/lifecycle.hpp),
+  // and findings judged as no storm because their storm window could not be kept.
+  std::vector<std::string> folded;
+  uint64_t storms_refused = 0;
+  // Findings that name a device outside the node's inventory (with no inventory: past the first
+  // ids named, see kMaxDevicesWithoutInventory): counted (rule), nothing done. Those journaled
+  // (rate-limited per rule and id) are in `outside_journaled` too.
   std::vector<std::string> outside;
   std::vector<Finding> outside_journaled;
   bool inventory_changed = false;  // a discovery changed the inventory
@@ -134,6 +139,7 @@ class Pipeline {
   // Resolves each finding's device through the inventory; takes out those naming a device
   // outside it (journaling a few of them, see OutsideLimit).
   void bound_by_inventory(Store::Txn& txn, std::vector<Finding>& findings, Step& step);
+  bool admit_without_inventory(const std::string& device);
   void publish();
   void apply(Store::Txn& txn, const Transition& t, const Finding* cause, Step& step);
   Step on_diagnosis(const ActionRecord& record);
@@ -155,7 +161,8 @@ class Pipeline {
   FaultLevel lost_level_ = FaultLevel::SeparateNPU;
   // When a finding outside the inventory was last journaled, per (rule, device); bounded.
   std::map<std::pair<std::string, std::string>, TimePoint> outside_journaled_;
-  std::vector<TimePoint> outside_recent_;  // journal times in the last minute, all devices
+  std::vector<TimePoint> outside_recent_;          // journal times in the last minute, all devices
+  std::set<std::string> named_without_inventory_;  // admitted ids without a state; bounded
   std::shared_ptr<DeviceView> view_ = std::make_shared<DeviceView>();
 };
 

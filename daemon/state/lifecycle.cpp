@@ -6,10 +6,6 @@
 namespace faultd {
 namespace {
 
-// Closed incidents are kept only as long as some frequency window can still count them, and
-// never more than this many, so a flood of distinct signatures cannot grow memory without bound.
-constexpr size_t kMaxKeptIncidents = 20000;
-
 std::string seconds_text(Duration d) {
   return format_duration(std::chrono::duration_cast<std::chrono::seconds>(d));
 }
@@ -20,18 +16,45 @@ std::string signature_of(const std::string& rule, const std::string& code) {
   return code.empty() ? rule : rule + "/" + code;
 }
 
+std::string rule_of_signature(const std::string& signature) {
+  return signature.substr(0, signature.find('/'));
+}
+
 void Lifecycle::configure(LifecycleSettings settings) { settings_ = std::move(settings); }
 
 void Lifecycle::load(const std::vector<Incident>& incidents) {
   incidents_.clear();
   open_.clear();
+  open_per_rule_.clear();
   storms_.clear();
+  storms_per_source_.clear();
   dirty_.clear();
   for (const auto& i : incidents) {
     incidents_[i.id] = i;
     if (!i.device.empty()) devices_seen_.insert(i.device);
-    if (i.open && !i.node_level) open_[key_of(i.device, i.rule, i.code)] = i.id;
+    if (i.open && !i.node_level) track_open(i);
   }
+}
+
+void Lifecycle::track_open(const Incident& i) {
+  auto [it, added] = open_.insert_or_assign(key_of(i.device, i.rule, i.code), i.id);
+  if (added) ++open_per_rule_[{i.device, i.rule}];
+}
+
+Lifecycle::OpenMap::iterator Lifecycle::untrack_open(OpenMap::iterator it) {
+  const Incident& i = incidents_[it->second];
+  if (auto n = open_per_rule_.find({i.device, i.rule});
+      n != open_per_rule_.end() && --n->second == 0) {
+    open_per_rule_.erase(n);
+  }
+  return open_.erase(it);
+}
+
+// A new code gets an incident of its own while its (device, rule) and the node have room.
+bool Lifecycle::room_for_incident(const Finding& f) const {
+  if (open_.size() >= settings_.limits.open) return false;
+  const auto n = open_per_rule_.find({f.device, f.rule});
+  return n == open_per_rule_.end() || n->second < settings_.limits.open_per_device_rule;
 }
 
 const FrequencyEscalation* Lifecycle::frequency_for(const Finding& f) const {
@@ -43,9 +66,28 @@ const FrequencyEscalation* Lifecycle::frequency_for(const Finding& f) const {
 
 void Lifecycle::mark_dirty(int64_t id) { dirty_.insert(id); }
 
+// A code's incident is the device's whichever rule reports it (correlation); a folded one is
+// its rule's.
 Lifecycle::Key Lifecycle::key_of(const std::string& device, const std::string& rule,
                                  const std::string& code) {
-  return code.empty() ? Key{device, rule, ""} : Key{device, "", code};
+  if (code.empty()) return Key{device, rule, ""};
+  if (code == kTooManyCodes) return Key{device, rule, code};
+  return Key{device, "", code};
+}
+
+Lifecycle::StormKey Lifecycle::storm_key(const Finding& f) {
+  return {f.source, signature_of(f.rule, f.code)};
+}
+
+Incident* Lifecycle::open_incident(const Key& key, TimePoint now) {
+  auto it = open_.find(key);
+  if (it == open_.end()) return nullptr;
+  Incident& i = incidents_[it->second];
+  if (now - i.last < settings_.incident_ttl) return &i;
+  i.open = false;  // the TTL passed: a finding now is a new occurrence
+  mark_dirty(i.id);
+  untrack_open(it);
+  return nullptr;
 }
 
 void Lifecycle::correlate(Incident& i, const Finding& f, TimePoint now, Decision& d) {
@@ -77,7 +119,7 @@ void Lifecycle::expire(TimePoint now) {
     if (now - i.last >= settings_.incident_ttl) {
       i.open = false;
       mark_dirty(i.id);
-      it = open_.erase(it);
+      it = untrack_open(it);
     } else {
       ++it;
     }
@@ -89,16 +131,29 @@ void Lifecycle::expire(TimePoint now) {
   }
 }
 
-// The signature's window with `f`'s device counted in it and devices older than the window
-// dropped.
-Lifecycle::StormWindow& Lifecycle::storm_window(const Finding& f, TimePoint now) {
-  auto& w = storms_[signature_of(f.rule, f.code)];
+// The window of `f`'s source and signature with `f`'s device counted in it and devices older
+// than the window dropped; nullptr when it is new and its source or the node holds all the
+// windows it may.
+Lifecycle::StormWindow* Lifecycle::storm_window(const Finding& f, TimePoint now) {
+  auto key = storm_key(f);
+  auto found = storms_.find(key);
+  if (found == storms_.end()) {
+    size_t& of_source = storms_per_source_[f.source];
+    if (storms_.size() >= settings_.limits.storm_windows ||
+        of_source >= settings_.limits.storm_windows_per_source) {
+      if (of_source == 0) storms_per_source_.erase(f.source);
+      return nullptr;
+    }
+    ++of_source;
+    found = storms_.emplace(std::move(key), StormWindow{}).first;
+  }
+  StormWindow& w = found->second;
   if (w.active && now - w.last > settings_.storm.window) w.active = false;
   for (auto it = w.devices.begin(); it != w.devices.end();) {
     it = now - it->second > settings_.storm.window ? w.devices.erase(it) : std::next(it);
   }
   w.devices[f.device] = now;
-  return w;
+  return &w;
 }
 
 void Lifecycle::anticipate(const std::vector<Finding>& batch) {
@@ -110,7 +165,12 @@ void Lifecycle::anticipate(const std::vector<Finding>& batch) {
 }
 
 bool Lifecycle::storm_check(const Finding& f, TimePoint now, Decision& d) {
-  auto& w = storm_window(f, now);
+  StormWindow* window = storm_window(f, now);
+  if (window == nullptr) {
+    ++storm_refusals_;
+    return false;
+  }
+  StormWindow& w = *window;
   const int devices =
       std::max(settings_.storm.node_devices, static_cast<int>(devices_seen_.size()));
   const int threshold = std::max(
@@ -171,20 +231,20 @@ Lifecycle::Decision Lifecycle::decide(const Finding& f, TimePoint now) {
       i.last = now;
       mark_dirty(i.id);
       d.closed.push_back(i.id);
-      it = open_.erase(it);
+      it = untrack_open(it);
     }
     return d;
   }
   if (storm_check(f, now, d)) return d;
-  auto it = open_.find(key_of(f.device, f.rule, f.code));
-  if (it != open_.end() && now - incidents_[it->second].last >= settings_.incident_ttl) {
-    incidents_[it->second].open = false;  // the TTL passed: this is a new occurrence
-    mark_dirty(it->second);
-    open_.erase(it);
-    it = open_.end();
+  d.code = f.code;
+  Incident* open = open_incident(key_of(f.device, f.rule, f.code), now);
+  if (open == nullptr && !room_for_incident(f)) {
+    d.code = kTooManyCodes;
+    d.folded = true;
+    open = open_incident(key_of(f.device, f.rule, d.code), now);
   }
-  if (it != open_.end()) {
-    Incident& i = incidents_[it->second];
+  if (open != nullptr) {
+    Incident& i = *open;
     i.count++;
     i.last = now;
     mark_dirty(i.id);
@@ -224,21 +284,25 @@ void Lifecycle::opened(const Finding& f, const Decision& d) {
   i.id = f.id;
   i.device = f.device;
   i.rule = f.rule;
-  i.code = f.code;
+  i.code = d.code;
   i.source = f.source;
   i.level = d.level;
   i.base_level = f.level;
   i.first = i.last = f.time;
   i.escalation = d.escalation;
+  if (d.folded) {
+    i.note = "more open incidents of rule " + f.rule + " on this device than " +
+             std::to_string(settings_.limits.open_per_device_rule) + " (or on the node than " +
+             std::to_string(settings_.limits.open) + "): further codes are counted here";
+  }
   i.rules = {f.rule};
   incidents_[i.id] = i;
-  open_[key_of(i.device, i.rule, i.code)] = i.id;
+  track_open(i);
   mark_dirty(i.id);
 }
 
 void Lifecycle::storm_recorded(const Finding& f, const Incident& incident) {
-  auto& w = storms_[signature_of(f.rule, f.code)];
-  w.incident = incident.id;
+  if (auto w = storms_.find(storm_key(f)); w != storms_.end()) w->second.incident = incident.id;
   incidents_[incident.id] = incident;
   mark_dirty(incident.id);
 }
@@ -275,7 +339,7 @@ std::vector<Incident> Lifecycle::tick(TimePoint now) {
       released_[i.device + "\n" + std::to_string(index)] = now;
       mark_dirty(i.id);
       changed.push_back(i);
-      it = open_.erase(it);
+      it = untrack_open(it);
     }
   }
   for (auto& [sig, w] : storms_) {
@@ -286,15 +350,25 @@ std::vector<Incident> Lifecycle::tick(TimePoint now) {
       mark_dirty(it->second.id);
     }
   }
-  std::erase_if(storms_, [&](const auto& kv) {
-    return !kv.second.active && (kv.second.devices.empty() ||
-                                 now - std::max_element(
-                                           kv.second.devices.begin(), kv.second.devices.end(),
-                                           [](const auto& a, const auto& b) {
-                                             return a.second < b.second;
-                                           })->second >
-                                     settings_.storm.window);
-  });
+  for (auto it = storms_.begin(); it != storms_.end();) {
+    const StormWindow& w = it->second;
+    const bool over =
+        !w.active && (w.devices.empty() || now - std::max_element(
+                                                     w.devices.begin(), w.devices.end(),
+                                                     [](const auto& a, const auto& b) {
+                                                       return a.second < b.second;
+                                                     })->second >
+                                               settings_.storm.window);
+    if (!over) {
+      ++it;
+      continue;
+    }
+    if (auto n = storms_per_source_.find(it->first.first);
+        n != storms_per_source_.end() && --n->second == 0) {
+      storms_per_source_.erase(n);
+    }
+    it = storms_.erase(it);
+  }
   return changed;
 }
 

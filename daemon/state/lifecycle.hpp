@@ -22,6 +22,16 @@
 //     until the window passes without them.
 //   - Shadow rules: findings are recorded and counted, nothing else.
 //
+// Memory is bounded whatever a log writer prints (security audit N2): a line's code opens an
+// incident, so distinct codes would open incidents without end. At most
+// `limits.open_per_device_rule` incidents of one (device, rule) and `limits.open` in all are
+// open; past either, a new code is folded into one incident of that device and rule with the code
+// kTooManyCodes (opened once, then counted), so the device still changes state and the flood
+// is one row. Storm windows are kept per source and signature, at most
+// `limits.storm_windows_per_source` per source and `limits.storm_windows` in all; a finding
+// whose window cannot be kept is judged as no storm (counted). Closed incidents are kept at
+// most kMaxKeptIncidents.
+//
 // Pure logic: `now` comes in as a parameter; the app persists what `decide` and `tick` return in
 // the same transaction as the finding, and reloads from the store if that commit fails.
 // Threading: app io thread only.
@@ -32,11 +42,17 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "daemon/core/types.hpp"
 
 namespace faultd {
+
+// The code of the incident that a (device, rule) past its open-incident cap folds its further
+// codes into (see Lifecycle).
+inline constexpr std::string_view kTooManyCodes = "TOO_MANY_CODES";
 
 struct Incident {
   int64_t id = 0;  // the fault journal id of its first finding
@@ -88,6 +104,13 @@ struct LifecycleSettings {
     double fraction = 0.5;
     int node_devices = 8;  // devices on the node, when no source has reported more
   } storm;
+  // Bounds of what a log writer can make the lifecycle hold (see the header).
+  struct Limits {
+    size_t open_per_device_rule = 256;
+    size_t open = 4096;
+    size_t storm_windows_per_source = 256;
+    size_t storm_windows = 4096;
+  } limits;
   std::vector<FrequencyEscalation> frequency;
   std::vector<DurationEscalation> duration;
   std::vector<Correlation> correlations;
@@ -113,9 +136,17 @@ class Lifecycle {
     bool raised = false;                    // Evidence: correlation raised the incident to `level`
     std::vector<int64_t> closed;            // Recovery: the incidents it closed
     std::optional<Incident> storm_started;  // this finding tipped a storm: record it (id 0)
+    // NewIncident/Grouped: the incident's code, `f.code` unless `folded` into kTooManyCodes
+    // because its (device, rule) or the node had too many open incidents.
+    std::string code;
+    bool folded = false;
   };
 
+  // Closed incidents kept for frequency windows, at most.
+  static constexpr size_t kMaxKeptIncidents = 20000;
+
   void configure(LifecycleSettings settings);
+  const LifecycleSettings& settings() const { return settings_; }
   // Open incidents, and recent ones (for frequency windows), from the store.
   void load(const std::vector<Incident>& incidents);
 
@@ -139,13 +170,20 @@ class Lifecycle {
 
   const Incident* find(int64_t id) const;
   std::vector<Incident> open_incidents() const;
+  size_t open_count() const { return open_.size(); }
+  size_t storm_windows() const { return storms_.size(); }
   bool storm_active(TimePoint now) const;
+  // Findings judged as no storm since the last call because their window could not be kept.
+  uint64_t take_storm_refusals() { return std::exchange(storm_refusals_, 0); }
 
  private:
   struct Key {
     std::string device, rule, code;
     auto operator<=>(const Key&) const = default;
   };
+  using OpenMap = std::map<Key, int64_t>;
+  // A storm window's key: the source, then the signature (a source's findings storm alone).
+  using StormKey = std::pair<std::string, std::string>;
   struct StormWindow {
     std::map<std::string, TimePoint> devices;  // device → last finding
     bool active = false;
@@ -154,21 +192,34 @@ class Lifecycle {
   };
   const FrequencyEscalation* frequency_for(const Finding& f) const;
   static Key key_of(const std::string& device, const std::string& rule, const std::string& code);
+  static StormKey storm_key(const Finding& f);
+  // The open incident under `key` (nullptr when none, or when its TTL passed: then closed).
+  Incident* open_incident(const Key& key, TimePoint now);
+  bool room_for_incident(const Finding& f) const;
+  // Every change of open_ goes through these two, which keep the per-(device, rule) counts.
+  void track_open(const Incident& i);
+  OpenMap::iterator untrack_open(OpenMap::iterator it);
   void correlate(Incident& i, const Finding& f, TimePoint now, Decision& d);
   void expire(TimePoint now);
   void mark_dirty(int64_t id);
   bool storm_check(const Finding& f, TimePoint now, Decision& d);
-  StormWindow& storm_window(const Finding& f, TimePoint now);
+  // `f`'s window with its device counted, or nullptr when no window can be kept for it.
+  StormWindow* storm_window(const Finding& f, TimePoint now);
 
   LifecycleSettings settings_;
-  std::map<int64_t, Incident> incidents_;      // open ones, and closed ones still in a window
-  std::map<Key, int64_t> open_;                // (device, rule, code) → open incident
-  std::map<std::string, StormWindow> storms_;  // signature → devices seen
+  std::map<int64_t, Incident> incidents_;  // open ones, and closed ones still in a window
+  OpenMap open_;                           // (device, code) or (device, rule) → open incident
+  std::map<std::pair<std::string, std::string>, size_t> open_per_rule_;  // (device, rule) → open
+  std::map<StormKey, StormWindow> storms_;  // (source, signature) → devices seen
+  std::map<std::string, size_t> storms_per_source_;
+  uint64_t storm_refusals_ = 0;
   std::set<std::string> devices_seen_;
   std::map<std::string, TimePoint> released_;  // device + escalation index → last release
   std::set<int64_t> dirty_;
 };
 
+// A storm's signature: the rule and the code ("rule/code"), or the rule alone.
 std::string signature_of(const std::string& rule, const std::string& code);
+std::string rule_of_signature(const std::string& signature);
 
 }  // namespace faultd

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <optional>
@@ -251,7 +252,7 @@ constexpr const char* kFaultColumns =
     "file_dev, file_ino, fingerprint, fingerprint_len, text, recovery, annotations, device_from, "
     "file_generation, serial, job";
 constexpr const char* kTransitionColumns =
-    "device, from_state, to_state, reason, fault_id, level, rule, code, time_ms";
+    "device, from_state, to_state, reason, fault_id, level, rule, code, time_ms, id";
 constexpr const char* kActionColumns =
     "id, action, device, fault_id, status, attempts, exit_code, output, detail, created_ms, "
     "started_ms, finished_ms, pid, pid_start";
@@ -338,6 +339,7 @@ Transition read_transition(const Statement& s, const std::string& path) {
   t.rule = s.text(6);
   t.code = s.text(7);
   t.time = from_unix_ms(s.int64(8));
+  t.id = s.int64(9);
   return t;
 }
 
@@ -957,13 +959,16 @@ std::optional<Finding> Store::find_fault(int64_t id) const {
   return read_finding(s, path_);
 }
 
-std::vector<Transition> Store::query_transitions(const std::string& device, size_t limit) const {
-  std::string sql = std::string("SELECT ") + kTransitionColumns + " FROM transitions";
-  if (!device.empty()) sql += " WHERE device = ?1";
+std::vector<Transition> Store::query_transitions(const std::string& device, size_t limit,
+                                                 std::optional<int64_t> before_id) const {
+  std::string sql = std::string("SELECT ") + kTransitionColumns + " FROM transitions WHERE 1";
+  if (!device.empty()) sql += " AND device = ?1";
+  if (before_id) sql += " AND id < ?3";
   sql += " ORDER BY id DESC LIMIT ?2";
   Statement s(db_, sql, path_, "query transitions");
   if (!device.empty()) s.bind_text(1, device);
   s.bind_int(2, sql_limit(limit));
+  if (before_id) s.bind_int(3, *before_id);
   std::vector<Transition> out;
   while (s.step()) out.push_back(read_transition(s, path_));
   return out;
@@ -1078,26 +1083,47 @@ Incident read_incident(const Statement& s, const std::string& path) {
 
 }  // namespace
 
-std::vector<Incident> Store::load_incidents(TimePoint since) const {
+std::vector<Incident> Store::load_incidents(TimePoint since, size_t max_open, size_t max_closed) {
+  std::vector<Incident> out;
+  {
+    Statement s(db_,
+                std::string("SELECT ") + kIncidentColumns +
+                    " FROM incidents WHERE open = 1 ORDER BY id LIMIT ?1",
+                path_, "load incidents");
+    s.bind_int(1, sql_limit(max_open));
+    while (s.step()) out.push_back(read_incident(s, path_));
+  }
+  if (out.size() == max_open && !out.empty()) {
+    Statement close(db_, "UPDATE incidents SET open = 0, note = ?1 WHERE open = 1 AND id > ?2",
+                    path_, "close incidents over the limit");
+    close.bind_text(1, "closed at start: more open incidents than faultd keeps (" +
+                           std::to_string(max_open) + ")");
+    close.bind_int(2, out.back().id);
+    close.run();
+  }
   Statement s(db_,
               std::string("SELECT ") + kIncidentColumns +
-                  " FROM incidents WHERE open = 1 OR last_ms >= ?1 ORDER BY id",
+                  " FROM incidents WHERE open = 0 AND last_ms >= ?1 ORDER BY id DESC LIMIT ?2",
               path_, "load incidents");
   s.bind_int(1, to_unix_ms(since));
-  std::vector<Incident> out;
+  s.bind_int(2, sql_limit(max_closed));
   while (s.step()) out.push_back(read_incident(s, path_));
+  std::sort(out.begin(), out.end(),
+            [](const Incident& a, const Incident& b) { return a.id < b.id; });
   return out;
 }
 
 std::vector<Incident> Store::query_incidents(const std::string& device, bool open_only,
-                                             size_t limit) const {
+                                             size_t limit, std::optional<int64_t> before_id) const {
   std::string sql = std::string("SELECT ") + kIncidentColumns + " FROM incidents WHERE 1";
   if (!device.empty()) sql += " AND device = ?1";
   if (open_only) sql += " AND open = 1";
+  if (before_id) sql += " AND id < ?3";
   sql += " ORDER BY id DESC LIMIT ?2";
   Statement s(db_, sql, path_, "query incidents");
   if (!device.empty()) s.bind_text(1, device);
   s.bind_int(2, sql_limit(limit));
+  if (before_id) s.bind_int(3, *before_id);
   std::vector<Incident> out;
   while (s.step()) out.push_back(read_incident(s, path_));
   return out;

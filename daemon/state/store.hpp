@@ -121,15 +121,22 @@ class Store {
 
   std::vector<DeviceRecord> load_devices() const;
   std::vector<InventoryDevice> load_inventory() const;
-  // Open incidents and those whose last finding is at or after `since` (for escalation windows).
-  std::vector<Incident> load_incidents(TimePoint since) const;
-  // Newest first; `device` empty: all; `open_only`: only open ones.
-  std::vector<Incident> query_incidents(const std::string& device, bool open_only,
-                                        size_t limit) const;
+  // The oldest `max_open` open incidents and the newest `max_closed` closed ones whose last
+  // finding is at or after `since` (for escalation windows), in id order: what the lifecycle
+  // holds, bounded whatever the database holds. Open incidents past `max_open` (a database
+  // written before the lifecycle's caps) are closed here with a note, so that the store and the
+  // lifecycle agree on what is open.
+  std::vector<Incident> load_incidents(TimePoint since, size_t max_open, size_t max_closed);
+  // Newest first; `device` empty: all; `open_only`: only open ones; `before_id`: only older
+  // ones (the next page).
+  std::vector<Incident> query_incidents(const std::string& device, bool open_only, size_t limit,
+                                        std::optional<int64_t> before_id = std::nullopt) const;
   std::vector<Finding> query_faults(const FaultQuery& q) const;  // newest (by time) first
   std::optional<Finding> find_fault(int64_t id) const;
-  // Newest (by journal order) first; `device` empty: all devices.
-  std::vector<Transition> query_transitions(const std::string& device, size_t limit) const;
+  // Newest (by journal order) first; `device` empty: all devices; `before_id`: only older ones
+  // (the next page).
+  std::vector<Transition> query_transitions(const std::string& device, size_t limit,
+                                            std::optional<int64_t> before_id = std::nullopt) const;
 
   // Action journal. `ensure_action` returns the existing row for (action, device, fault_id) or
   // inserts a Pending one: the key that makes hooks idempotent across restarts.

@@ -203,6 +203,8 @@ def main():
         src = {"name": SOURCE_NAMES[kind], "paths": [os.path.join(os.path.abspath(args.out), FILES[kind][0])]}
         if FILES[kind][2]:
             src["path_fields"] = FILES[kind][2]
+        if kind == "kernel":  # the kernel's driver rules read only the kernel's log
+            src["kernel_log"] = True
         manifest["sources"].append(src)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

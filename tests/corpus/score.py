@@ -51,7 +51,8 @@ def device_key(text):
 
 def replay_config(work):
     nowhere = os.path.join(work, "nowhere")
-    sources = "\n".join('  - { name: %s, type: file, paths: ["%s/%s/*.log"] }' % (n, nowhere, n)
+    sources = "\n".join('  - { name: %s, type: file, paths: ["%s/%s/*.log"]%s }'
+                        % (n, nowhere, n, ", kernel_log: true" if n == "kernel" else "")
                         for n in ("plog", "device-log", "training", "kernel"))
     return ("node: corpus\nstate_dir: %s/state\nmetrics: { listen: \"\" }\n"
             "control: { socket: %s/control.sock }\ninclude: [\"%s/*.yaml\"]\nsources:\n%s\n"

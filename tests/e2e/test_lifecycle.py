@@ -48,7 +48,7 @@ def storm(args, check, work):
              "devices: 8 }\n").start()
     # The same fault on 6 of 8 devices in one write: a software problem, not 6 broken NPUs.
     n.write("".join("XFAULT dev=%d collective failed\n" % i for i in range(6)))
-    n.wait_metric("a storm", "faultd_storms_total", {"rule": "test.fault/80818C00"}, 1.0)
+    n.wait_metric("a storm", "faultd_storms_total", {"rule": "test.fault"}, 1.0)
     n.wait_metric("6 findings", "faultd_faults_total",
                   {"device": "5", "level": "SeparateNPU", "code": "80818C00"}, 1.0)
     node_level = [i for i in n.incidents() if i["node_level"]]

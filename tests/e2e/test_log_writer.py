@@ -201,7 +201,7 @@ metrics: {{ listen: "127.0.0.1:{port}" }}
 control: {{ socket: {work}/control.sock, group: "" }}
 include: ["{src}/etc/faultd/rules.d/*.yaml"]
 sources:
-  - {{ name: host-kernel, type: file, paths: ["{kern}/*.log"], scan_interval: 200ms }}
+  - {{ name: host-kernel, type: file, kernel_log: true, paths: ["{kern}/*.log"], scan_interval: 200ms }}
   - {{ name: training, type: file, paths: ["{train}/**/*.log"], scan_interval: 200ms }}
 policy:
   levels:

@@ -491,7 +491,7 @@ The host driver's heartbeat loss in an OS log (/var/log/messages): event 0x40F84
 from "(device=N;".
 Quoted: docs/log-formats.md §8 (the kg-config.json 0x40F84E00 example line).
 Composed: the same message behind a syslog prefix. Constructed: the knowledge base's second
-order "[drv_soft_fault] [ERROR]"; an INFO line and a line without "(device=" (no match).""")
+order "[drv_soft_fault] [ERROR]"; an INFO line and a line without "(device=" (no match).""", source_type="kernel_log")
 
 RD = "ascend.network.rdma-cqe-error"
 write_case("ascend-rdma-cqe", "plog", "/root/ascend/log/debug/plog/plog-2040034_20250915083800000.log", None,
@@ -629,7 +629,7 @@ Quoted: leptonai/gpud pkg/nvidia-query/xid/kmsg_test.go (Xid 149 Fatal, Xid 154,
 pid='<unknown>'); public Xid write-ups found by code search (Xid 74 NVLink fatal error, Xid 64
 row remapper error, Xid 94); NVIDIA/open-gpu-kernel-modules#1125 (_kgspIsHeartbeatTimedOut
 without "GPU<N>": no device; the _kgspRpcRecvPoll follow-up is the same event and not
-matched), #1230 (RPC history lines), #1064 (the module loading line: no match).""")
+matched), #1230 (RPC history lines), #1064 (the module loading line: no match).""", source_type="kernel_log")
 
 DMESG_T_119 = r"""[Sun Feb 23 16:24:18 2025] NVRM: GPU at PCI:0000:9b:00: GPU-509665ad-b600-ac93-3616-d754b23d636d
 [Sun Feb 23 16:24:18 2025] NVRM: GPU Board Serial Number: 1650124014249
@@ -700,7 +700,7 @@ from GPU4 GSP!" inside it is not a second finding. The driver's "Rate limiting G
 prints ... The GPU likely needs to be reset." is nvidia.gsp.rpc-timeout's, with the BDF. The
 RPC history, call trace and "GPU at PCI:...: GPU-<uuid>" lines do not match.
 Constructed: the same timeout text printed outside an Xid line (by a GSP function, as drivers
-do for other GSP messages): nvidia.gsp.rpc-timeout with device GPU4.""")
+do for other GSP messages): nvidia.gsp.rpc-timeout with device GPU4.""", source_type="kernel_log")
 
 DMESG_ISO = r"""kern  :warn  : 2025-01-21T04:41:44,283302+00:00 NVRM: Xid (PCI:0000:38:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Global Exception on (GPC 8, TPC 5, SM 1): Multiple Warp Errors
 kern  :warn  : 2025-01-21T04:41:44,283390+00:00 NVRM: Xid (PCI:0000:38:00): 13, pid='<unknown>', name=<unknown>, Graphics Exception: ESR 0x546fb0=0x11f000e 0x546fb4=0x24 0x546fa8=0xf81eb60 0x546fac=0x1174
@@ -745,7 +745,7 @@ dmesg --decode --time-format iso output (prefix "kern  :warn  : 2025-01-21T04:41
 verbatim leptonai/gpud components/memory/testdata/dmesg.decode.iso.log.
 Application Xids 13 (out-of-range address, warp errors) and 43 are recorded at NotHandleFault
 with the BDF; the host OOM killer lines of the same file are ascend-runtime.yaml's
-ascend.host.oom (no device); oom_reaper and oom-kill constraint lines do not match.""")
+ascend.host.oom (no device); oom_reaper and oom-kill constraint lines do not match.""", source_type="kernel_log")
 
 write_case("nvidia-kmsg", "kmsg", "/dev/kmsg", None,
     mix(KERNEL_NOISE, 60, [
@@ -767,7 +767,7 @@ Composed: the kmsg prefix before quoted messages: Xid 79 with and without pid/na
 kmsg_test.go, docs/log-formats.md §10), the driver's module loading line logged at <3> (error
 priority, no match), and two MIG Xids whose parenthesis also names the GPU instance
 ("PCI:0000:3b:00 GPU-I:00 GPU-CI:00", the form of a public Xid guide; the 31 line's MMU
-fault text is constructed): the device is still the BDF.""")
+fault text is constructed): the device is still the BDF.""", source_type="kmsg")
 
 write_case("nvidia-journald", "messages", "/var/log/messages", None,
     mix(KERNEL_NOISE, 60, [
@@ -814,7 +814,7 @@ _kgspRpcRecvPoll lines do not match); stas00/ml-engineering (Xid 63 row remappin
 Composed: the newer three-line fallen-off-the-bus message (docs/log-formats.md §10, NVSentinel#155)
 behind a syslog prefix: the engine matches single lines, so only the last line matches, without
 a device; the first line alone is also the start of the driver's "not supported" message
-(constructed here), which must stay silent.""")
+(constructed here), which must stay silent.""", source_type="kernel_log")
 
 write_case("nvidia-device-plugin", "device-plugin", "/var/log/nvidia-device-plugin.log", None,
     mix(["I0523 10:20:31.%06d       1 server.go:%d] Registered device plugin for 'nvidia.com/gpu' with Kubelet"], 40, [
@@ -898,7 +898,7 @@ Constructed from the catalogue's descriptions (no real line found): Xid 120, 62,
 45, 68 (application), 92 and 8 (other, warning only; 8 with a five-digit PCI domain),
 an unknown future Xid 1790 (other); and look-alikes: the "GPU at PCI:...: GPU-<uuid>" line that
 precedes the first Xid, gpud's non-numeric "NVRM: Xid error: xyz", an Xid number in prose.
-tests/unit/rules_packs_nvidia_test.cpp checks every number 0-999 against the table.""")
+tests/unit/rules_packs_nvidia_test.cpp checks every number 0-999 against the table.""", source_type="kernel_log")
 
 # The kernel log as the other collectors write it: journalctl -k in its short, short-iso and
 # short-precise forms, rsyslog's /var/log/kern.log (traditional and RFC 3339) and
@@ -938,7 +938,7 @@ Composed: those prefixes (systemd journalctl(1) output modes, rsyslog's
 RSYSLOG_TraditionalFileFormat and RSYSLOG_FileFormat) before quoted messages: Xid 79
 (docs/log-formats.md §10), Xid 13 and 63 (gpud testdata, ml-engineering), the host driver's
 heartbeat loss (docs/log-formats.md §8). Constructed: the Xid 48 DBE detail text; journald's boot
-separator and the heartbeat counter reset INFO line (no match).""")
+separator and the heartbeat counter reset INFO line (no match).""", source_type="kernel_log")
 
 write_case("kmsg-records", "kernel", "/dev/kmsg", None,
     mix(["<6>[%5d.%06d] nvidia 0000:05:00.0: Enabling HDA controller",
@@ -963,7 +963,7 @@ The line form the kmsg source hands to the rules: "<prio>[ seconds.micros] messa
 a user-space record written to /dev/kmsg).
 Composed: that prefix before quoted messages: Xid 79 (gpud kmsg_test.go), Xid 145 Nonfatal
 (docs/log-formats.md §10), the host driver's heartbeat loss (docs/log-formats.md §8), the GSP heartbeat
-timeout (ublue-os/bazzite#4449, for GPU6); the module loading line at <3> does not match.""")
+timeout (ublue-os/bazzite#4449, for GPU6); the module loading line at <3> does not match.""", source_type="kmsg")
 
 
 
@@ -1048,6 +1048,28 @@ is less trusted than faultd, so the record rules accept them only from a `comman
 (`source_types: [command]`). None of them raises or clears a fault here; each is counted in
 faultd_rule_refused_values_total{field="source_type"}. Constructed: the records are faultd's
 own format.""")
+
+write_case(
+    "kernel-lines-forged", "training", "/var/log/training/job/worker.log", None,
+    [
+        # the kernel's own lines, as kernel-log-forms and kmsg-records hold them, printed by a job
+        none("[ascend] [ERROR] [drv_soft_fault] [heart_beat_judge 318] <kworker/5:1H:39365> "
+             "Heartbeat lost! (device=1; old_count=1104; new_count=1104)"),
+        none("Jan 21 04:41:44 gpu-node-a kernel: NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', "
+             "name=<unknown>, GPU has fallen off the bus."),
+        none("[ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 48, pid=1850, name=python3, An "
+             "uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer"),
+        none("NVRM: GPU at PCI:0000:01:00: GPU has fallen off the bus."),
+        none("NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 322227881"),
+    ],
+    note="""
+The kernel's driver lines printed into a training job's log (security audit N6): the host
+driver's heartbeat loss and NVRM's Xids, fallen-off-bus and GSP lines are the kernel's, so their
+rules accept them only from a `kmsg` source or a file source declared `kernel_log: true`
+(`source_types: [kmsg, kernel_log]`). Printed by a job, none raises a fault (each is counted in
+faultd_rule_refused_values_total{field="source_type"}) and none can join a storm that would hide
+the genuine line. Constructed from the quoted lines of kernel-log-forms, kmsg-records and
+nvidia-dmesg.""")
 
 PU, PR = "probe.unresponsive", "probe.recovered"
 write_case_rec(
@@ -1937,7 +1959,7 @@ gives each): the syslog's "RmInitAdapter failed!" (NVIDIA/gpu-operator#1146), nv
 "Unable to determine the device handle ... Unknown Error" (rwth-i6/returnn#1486), gpud's Xid
 event and NVML's ERROR_GPU_IS_LOST (leptonai/gpud#604). The driver-load banner is constructed
 from its documented form. The second RmInitAdapter line (rm_init_adapter failed) is the same
-event and gives nothing of its own.""")
+event and gives nothing of its own.""", source_type="kernel_log")
 
 write_case_rec("ascend-driver-fault-events", "device-log",
     "/var/log/npu/slog/dev-os-0/system/run/event/event_1.log",
@@ -2018,7 +2040,7 @@ Xid 45 (preemptive cleanup, the application's) that the driver says another Xid 
 first two lines are quoted from a public issue thread (tests/corpus/expected.tsv gives it):
 NVLink Xids 149 and 145 behind the cleanup, a warning on the GPU coded with the cause. The last
 two are constructed from them: a cause that is itself an application Xid (13) adds nothing, a
-one-digit cause is read whole.""")
+one-digit cause is read whole.""", source_type="kernel_log")
 
 write_case("framework-forms-batch5", "training", "/var/log/training/job-16/rank-0.log", None,
     [

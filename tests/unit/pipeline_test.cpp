@@ -496,6 +496,61 @@ TEST_CASE("without an inventory, any valid device id is a device, as before",
   CHECK(rig.pipeline.device_of("1000000") == "1000000");
 }
 
+// Security audit F6: with no inventory a log writer names the devices; the first 64 stand for
+// the node's, the rest are counted and a few journaled, as findings outside an inventory are.
+TEST_CASE("without an inventory, forged device ids past the first 64 create nothing",
+          "[pipeline][inventory]") {
+  Rig rig;
+  std::vector<Finding> forged;
+  forged.reserve(20'000);
+  for (int i = 0; i < 20'000; ++i) {
+    // A code of its own each: one code on many devices would be a storm, which warns none.
+    forged.push_back(rig.finding(std::to_string(1'000'000 + i), FaultLevel::SubHealthFault,
+                                 "A" + std::to_string(i)));
+  }
+  const Step step = rig.record(forged);
+  REQUIRE(step.committed());
+  CHECK(step.outside.size() == 20'000 - 64);
+  CHECK(step.outside_journaled.size() <= 30);
+  REQUIRE_FALSE(step.outside_journaled.empty());
+  CHECK_THAT(step.outside_journaled[0].annotations.back().second,
+             Catch::Contains("no inventory, and more than 64 device ids"));
+  CHECK(rig.pipeline.devices().size() == 64);
+  // The devices admitted keep working; a restart does not admit 64 more.
+  CHECK(rig.record(rig.finding("1000001", FaultLevel::SubHealthFault, "B1")).outside.empty());
+  Pipeline restarted(rig.store, rig.clock);
+  restarted.configure(rig.config);
+  restarted.load();
+  std::vector<Finding> more{rig.finding("2000000", FaultLevel::SubHealthFault, "A1")};
+  CHECK(restarted.record(more, nullptr).outside.size() == 1);
+}
+
+// Security audit N2 through the pipeline: a flood of codes on one device is a bounded number of
+// incidents, the device warns, and the store holds the fold with its count.
+TEST_CASE("a flood of distinct codes folds into one incident and still warns the device",
+          "[pipeline]") {
+  Rig rig;
+  std::vector<Finding> flood;
+  flood.reserve(3000);
+  for (int i = 0; i < 3000; ++i) {
+    flood.push_back(rig.finding("2", FaultLevel::SubHealthFault, "C" + std::to_string(i)));
+  }
+  const Step step = rig.record(flood);
+  REQUIRE(step.committed());
+  CHECK(rig.state("2") == DeviceState::Warning);
+  CHECK(step.open_incidents == 257);  // 256 codes and the fold
+  CHECK(step.folded.size() == 3000 - 256);
+  CHECK(rig.journal_rows() == 257);
+  const auto incidents = rig.store.query_incidents("2", true, 1);
+  REQUIRE(incidents.size() == 1);
+  CHECK(incidents[0].code == kTooManyCodes);
+  CHECK(incidents[0].count == 3000 - 256);
+  const auto fold = rig.store.find_fault(incidents[0].id);
+  REQUIRE(fold);
+  CHECK(fold->code == "C256");  // the journal keeps the line's own code, annotated
+  CHECK_THAT(fold->annotations.back().second, Catch::Contains("TOO_MANY_CODES"));
+}
+
 TEST_CASE("a device its discoverer no longer lists is lost: the usual lifecycle, then recovery",
           "[pipeline][inventory]") {
   Rig rig;

@@ -27,6 +27,7 @@ std::shared_ptr<const RuleSet> load_pack(const std::string& name) {
 std::vector<Finding> scan_line(const RuleSet& set, const std::string& line) {
   Chunk chunk;
   chunk.source = "kmsg";
+  chunk.source_type = "kmsg";  // the NVRM rules read the kernel's lines only
   chunk.path = "/dev/kmsg";
   chunk.data = line;
   chunk.end_offset = line.size();

@@ -367,3 +367,122 @@ TEST_CASE("a release moves a device held in warning by that incident back to hea
   CHECK(m.find("4")->state == DeviceState::Healthy);
   CHECK_FALSE(m.release("4", 10, "released again", t0 + 3s));  // once
 }
+
+// Security audit N2: a log writer choosing a new code for every line.
+TEST_CASE("codes past the open-incident cap fold into one counted incident per device and rule",
+          "[state][lifecycle]") {
+  auto s = settings();
+  s.limits.open_per_device_rule = 4;
+  Harness h;
+  h.lifecycle.configure(s);
+  auto code = [](int i) { return "C" + std::to_string(i); };
+  for (int i = 0; i < 4; ++i) {
+    auto d = h.feed(finding("3", code(i), t0));
+    REQUIRE(d.kind == Lifecycle::Kind::NewIncident);
+    CHECK_FALSE(d.folded);
+    CHECK(d.code == code(i));
+  }
+  const auto fold = h.feed(finding("3", code(4), t0 + 1s));
+  REQUIRE(fold.kind == Lifecycle::Kind::NewIncident);
+  CHECK(fold.folded);
+  CHECK(fold.code == kTooManyCodes);
+  const int64_t fold_id = h.next_id - 1;
+  for (int i = 5; i < 10'000; ++i) {
+    auto d = h.feed(finding("3", code(i), t0 + 2s));
+    REQUIRE(d.kind == Lifecycle::Kind::Grouped);
+    CHECK(d.folded);
+    CHECK(d.incident == fold_id);
+  }
+  CHECK(h.lifecycle.open_count() == 5);  // the four codes and the fold
+  const Incident* folded = h.lifecycle.find(fold_id);
+  REQUIRE(folded != nullptr);
+  CHECK(folded->code == kTooManyCodes);
+  CHECK(folded->rule == "ascend.test");
+  CHECK(folded->count == 10'000 - 4);
+  CHECK_THAT(folded->note, Catch::Contains("further codes are counted here"));
+  // A code that has its incident still groups into it; another rule or device has room.
+  CHECK(h.feed(finding("3", code(0), t0 + 3s)).kind == Lifecycle::Kind::Grouped);
+  CHECK_FALSE(h.feed(finding("3", code(0), t0 + 3s)).folded);
+  CHECK_FALSE(h.feed(finding("3", "X1", t0 + 3s, "ascend.other")).folded);
+  CHECK_FALSE(h.feed(finding("4", "X1", t0 + 3s)).folded);
+  // Once the incidents close (TTL), codes get incidents of their own again.
+  h.lifecycle.tick(t0 + 3s + 10min);
+  CHECK(h.lifecycle.open_count() == 0);
+  CHECK_FALSE(h.feed(finding("3", code(20'000), t0 + 11min)).folded);
+}
+
+TEST_CASE("the node's open-incident cap folds new codes too, and a reload keeps the counts",
+          "[state][lifecycle]") {
+  auto s = settings();
+  s.limits.open = 6;
+  Harness h;
+  h.lifecycle.configure(s);
+  for (int dev = 0; dev < 6; ++dev) {
+    CHECK_FALSE(h.feed(finding(std::to_string(dev), "C1", t0 + std::chrono::minutes(dev))).folded);
+  }
+  auto d = h.feed(finding("6", "C1", t0 + 7min));
+  CHECK(d.kind == Lifecycle::Kind::NewIncident);
+  CHECK(d.folded);  // the device still gets its incident: the fold
+  // What the store hands back after a restart is judged with the same counts.
+  Lifecycle reloaded;
+  s.limits.open = 100;
+  s.limits.open_per_device_rule = 1;  // device 0 has one open: its next code folds
+  reloaded.configure(s);
+  reloaded.load(h.lifecycle.open_incidents());
+  CHECK(reloaded.open_count() == 7);
+  auto again = reloaded.decide(finding("0", "C2", t0 + 8min), t0 + 8min);
+  CHECK(again.folded);
+}
+
+// Security audit N6: a job printing a kernel line for three devices must not turn the kernel's
+// line for a fourth into a node-level storm.
+TEST_CASE("storms are counted per source: a job's lines never absorb another source's finding",
+          "[state][lifecycle]") {
+  Harness h;
+  h.lifecycle.configure(settings());  // 8 devices: a storm takes 4
+  auto from = [](const std::string& source, const std::string& device, TimePoint at) {
+    Finding f =
+        finding(device, "40F84E00", at, "ascend.device.drv-heartbeat-lost", FaultLevel::RestartNPU);
+    f.source = source;
+    return f;
+  };
+  std::vector<Finding> batch;
+  batch.reserve(7);
+  for (int i = 0; i < 6; ++i) batch.push_back(from("training", std::to_string(i % 3), t0));
+  batch.push_back(from("host-kernel", "5", t0 + 1s));
+  h.lifecycle.anticipate(batch);
+  for (size_t i = 0; i + 1 < batch.size(); ++i) h.feed(batch[i]);
+  const auto genuine = h.feed(batch.back());
+  CHECK(genuine.kind == Lifecycle::Kind::NewIncident);
+  CHECK_FALSE(h.lifecycle.storm_active(t0 + 1s));
+  // The job's own source still storms on its own lines.
+  h.feed(from("training", "3", t0 + 2s));
+  CHECK(h.feed(from("training", "4", t0 + 2s)).kind == Lifecycle::Kind::Storm);
+}
+
+TEST_CASE("storm windows are capped per source and in all; a finding past them is no storm",
+          "[state][lifecycle]") {
+  auto s = settings();
+  s.limits.storm_windows_per_source = 3;
+  s.limits.storm_windows = 5;
+  Harness h;
+  h.lifecycle.configure(s);
+  auto at = [](const std::string& source, const std::string& code) {
+    Finding f = finding("1", code, t0);
+    f.source = source;
+    return f;
+  };
+  for (int i = 0; i < 1000; ++i) h.feed(at("training", "C" + std::to_string(i)));
+  CHECK(h.lifecycle.storm_windows() == 3);
+  CHECK(h.lifecycle.take_storm_refusals() == 997);
+  CHECK(h.lifecycle.take_storm_refusals() == 0);
+  // Another source has windows of its own, up to the node's cap.
+  for (int i = 0; i < 3; ++i) h.feed(at("host-kernel", "K" + std::to_string(i)));
+  CHECK(h.lifecycle.storm_windows() == 5);
+  CHECK(h.lifecycle.take_storm_refusals() == 1);
+  // Windows with nothing in them for a storm window go, and make room.
+  h.lifecycle.tick(t0 + 2min);
+  CHECK(h.lifecycle.storm_windows() == 0);
+  h.feed(at("host-kernel", "K9"));
+  CHECK(h.lifecycle.storm_windows() == 1);
+}

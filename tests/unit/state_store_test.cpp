@@ -2,6 +2,7 @@
 // atomic, replays are refused, the action journal is idempotent, state survives a reopen.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include <sys/stat.h>
@@ -729,4 +730,68 @@ TEST_CASE("a device's incident start is read back from the finding that took it 
   CHECK(devices[0].incident_start == at_ms(1'000));
   CHECK(devices[1].state == DeviceState::Healthy);
   CHECK(devices[1].incident_start == TimePoint{});
+}
+
+// Security audit N2: a database written before the lifecycle's caps (or by a flood) may hold
+// any number of open incidents; a start loads a bounded number and closes the rest.
+TEST_CASE("loading incidents is bounded; open ones past the bound are closed in the store",
+          "[state][store]") {
+  TempDir dir;
+  Store store(dir.file("state.db"));
+  {
+    Store::Txn txn(store);
+    for (int64_t id = 1; id <= 60; ++id) {
+      Incident i;
+      i.id = id;
+      i.device = "3";
+      i.rule = "ascend.test";
+      i.code = "C" + std::to_string(id);
+      i.first = i.last = at_ms(1000 * id);
+      i.open = id <= 50;  // 50 open, 10 recently closed
+      txn.save_incident(i);
+    }
+    txn.commit();
+  }
+  const auto loaded = store.load_incidents(at_ms(0), 20, 4);
+  REQUIRE(loaded.size() == 24);
+  CHECK(loaded.front().id == 1);  // the oldest open ones, then the newest closed ones
+  CHECK(loaded[19].id == 20);
+  CHECK(loaded[20].id == 57);
+  CHECK(std::is_sorted(loaded.begin(), loaded.end(),
+                       [](const Incident& a, const Incident& b) { return a.id < b.id; }));
+  const auto open = store.query_incidents("", true, 100);
+  CHECK(open.size() == 20);
+  const auto kept = store.query_incidents("3", false, 1, 21);  // the page before id 21
+  REQUIRE(kept.size() == 1);
+  CHECK(kept[0].id == 20);
+  CHECK(kept[0].open);
+  const auto beyond = store.query_incidents("3", false, 1, 22);
+  REQUIRE(beyond.size() == 1);
+  CHECK_FALSE(beyond[0].open);
+  CHECK_THAT(beyond[0].note, Catch::Contains("more open incidents than faultd keeps"));
+  // Below the bound nothing is closed.
+  CHECK(store.load_incidents(at_ms(0), 100, 100).size() == 60);
+  CHECK(store.query_incidents("", true, 100).size() == 20);
+}
+
+TEST_CASE("transitions and incidents are read a page at a time by id", "[state][store]") {
+  TempDir dir;
+  Store store(dir.file("state.db"));
+  {
+    Store::Txn txn(store);
+    for (int i = 0; i < 5; ++i) {
+      txn.apply_transition(transition(
+          "npu-1", i % 2 == 0 ? DeviceState::Healthy : DeviceState::Warning,
+          i % 2 == 0 ? DeviceState::Warning : DeviceState::Healthy, 10 + i, int64_t{1000} * i));
+    }
+    txn.commit();
+  }
+  const auto first = store.query_transitions("npu-1", 2);
+  REQUIRE(first.size() == 2);
+  CHECK(first[0].id > first[1].id);
+  const auto next = store.query_transitions("npu-1", 2, first[1].id);
+  REQUIRE(next.size() == 2);
+  CHECK(next[0].id == first[1].id - 1);
+  CHECK(next[0].fault_id == 12);
+  CHECK(store.query_transitions("npu-1", 10, next[1].id).size() == 1);
 }
