@@ -35,7 +35,6 @@ constexpr Duration kReapRetry = std::chrono::milliseconds(10);
 constexpr size_t kMaxDevices = 4096;
 // The part of a failed command's output its failure reason quotes.
 constexpr size_t kMaxReasonLine = 200;
-constexpr char kDefaultPath[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 uint64_t stream_hash(std::string_view source, std::string_view device) {
   uint64_t h = fnv1a64(source, kFnvLegacySeed);  // stored keys were made with this seed
@@ -561,7 +560,7 @@ CommandSource::CommandSource(CommandSourceConfig config)
                                 ": argv uses {device} but neither devices nor discover is set");
   }
   const char* path = std::getenv("PATH");
-  s.path_var = path != nullptr ? path : kDefaultPath;
+  s.path_var = path != nullptr ? std::string(path) : std::string(kChildPath);
   s.env = daemon_environment();
   s.epoll_fd.reset(::epoll_create1(EPOLL_CLOEXEC));
   s.timer_fd.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "daemon/core/child_process.hpp"
 #include "daemon/core/json.hpp"
 
 namespace faultd {
@@ -95,7 +96,7 @@ HookInput ActionManager::hook_input(const ActionConfig& action, const Finding& f
                                     int attempt) const {
   HookInput in;
   in.env = {
-      {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+      {"PATH", std::string(kChildPath)},
       {"FAULTD_ACTION", action.name},
       {"FAULTD_NODE", settings_.node},
       {"FAULTD_DEVICE", fault.device},

@@ -508,10 +508,9 @@ void HookRunner::shutdown() { impl_->shutdown(); }
 
 // The daemon's own PATH is where a bare argv[0] is looked up; the hook itself gets none.
 std::optional<std::string> hook_executable(std::string_view argv0) {
-  constexpr const char* kDefaultPath =
-      "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
   const char* daemon_path = std::getenv("PATH");
-  return resolve_executable(argv0, daemon_path != nullptr ? daemon_path : kDefaultPath);
+  return resolve_executable(argv0,
+                            daemon_path != nullptr ? std::string_view(daemon_path) : kChildPath);
 }
 
 }  // namespace faultd
