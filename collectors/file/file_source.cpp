@@ -108,7 +108,12 @@ struct FollowedFile {
   bool truncate_pending = false;  // seen shorter or rewritten; handled before the next read
   bool verify_due = false;        // kVerifyEveryScans rescans passed: re-check the content
   bool dirty = true;              // may have changed since it was last read: look at it
-  int read_errno = 0;             // current read failure episode, 0 if none
+  // Every matching path that named it at the last walk (inotify names a write by one of them),
+  // and whether one is a symlink (a write through the target is named in another directory,
+  // maybe an unwatched one): such a file is looked at in every poll.
+  std::vector<std::string> names;
+  bool linked = false;
+  int read_errno = 0;  // current read failure episode, 0 if none
   uint64_t long_lines_counted = 0;
 };
 
@@ -207,7 +212,7 @@ struct FileSource::Impl {
       FollowedFile& f = *files[idx];
       // An idle file costs nothing: only what inotify named, what was left unfinished and
       // files that left their path are looked at (and every file after a rescan).
-      if (!f.dirty && f.gone == FollowedFile::Gone::No) continue;
+      if (!f.dirty && !f.linked && f.gone == FollowedFile::Gone::No) continue;
       f.dirty = false;
       const Served r = serve(f, now, sink, budget_used);
       if ((r != Served::Done && r != Served::Closed) || f.read_errno != 0) f.dirty = true;
@@ -249,7 +254,9 @@ struct FileSource::Impl {
     }
     if (events.modified.empty()) return;
     for (auto& f : files) {
-      if (events.modified.count(f->path) > 0) f->dirty = true;
+      for (const std::string& name : f->names) {
+        if (events.modified.count(name) > 0) f->dirty = true;
+      }
     }
   }
 
@@ -539,7 +546,8 @@ struct FileSource::Impl {
   // ---- discovery ------------------------------------------------------------------------
 
   void rescan(TimePoint now) {
-    std::map<FileKey, std::vector<std::string>> found = expand_globs(now);
+    std::set<FileKey> linked;
+    std::map<FileKey, std::vector<std::string>> found = expand_globs(now, linked);
     mark_all_dirty();  // a path may now name another file, or a file another path
 
     std::set<FileKey> known;
@@ -565,6 +573,11 @@ struct FileSource::Impl {
     }
     initial_paths = std::move(still_initial);
     last_retry = now;
+    for (auto& f : files) {
+      const auto it = found.find(f->key());
+      if (it != found.end()) f->names = it->second;
+      f->linked = linked.count(f->key()) > 0;
+    }
 
     episodes.swap(episodes_next);
     episodes_next.clear();
@@ -592,7 +605,9 @@ struct FileSource::Impl {
   }
 
   // Every matching regular file by identity, with all the matching paths that name it.
-  std::map<FileKey, std::vector<std::string>> expand_globs(TimePoint now) {
+  // `linked`: the files one of whose paths is a symlink.
+  std::map<FileKey, std::vector<std::string>> expand_globs(TimePoint now,
+                                                           std::set<FileKey>& linked) {
     WatchedWalkErrors errors;
     errors.on_watch_error = [&](const std::string& dir, int err) {
       note_episode("watch:" + dir, SourceErrorKind::Read, err);
@@ -625,7 +640,10 @@ struct FileSource::Impl {
     std::map<FileKey, std::vector<std::string>> found;
     for (const std::string& path : walk.paths) {
       struct stat st {};
-      if (::stat(path.c_str(), &st) != 0) {
+      int rc = ::lstat(path.c_str(), &st);
+      const bool link = rc == 0 && S_ISLNK(st.st_mode);
+      if (link) rc = ::stat(path.c_str(), &st);
+      if (rc != 0) {
         const int err = errno;
         if (err != ENOENT && err != ENOTDIR) {
           note_episode(
@@ -635,7 +653,9 @@ struct FileSource::Impl {
         continue;
       }
       if (!S_ISREG(st.st_mode)) continue;  // FIFOs, devices: never opened, never blocked on
-      found[{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)}].push_back(path);
+      const FileKey key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+      found[key].push_back(path);
+      if (link) linked.insert(key);
     }
     return found;
   }
@@ -717,6 +737,7 @@ struct FileSource::Impl {
     f->size = static_cast<uint64_t>(st.st_size);
     f->scans_to_verify = static_cast<uint32_t>(key.second % kVerifyEveryScans);  // spread out
     set_path(*f, path);
+    f->names = {path};
     set_fingerprint(*f);
     choose_start(*f, initial);
     files.push_back(std::move(f));

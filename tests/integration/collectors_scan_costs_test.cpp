@@ -198,6 +198,32 @@ TEST_CASE("file source: an idle file's truncation, rotation and deletion are sti
   CHECK(sink.violations.empty());
 }
 
+TEST_CASE("file source: a file written under another of its names or through a link is read",
+          "[collectors][file][integration]") {
+  TempDir tree;
+  TempDir elsewhere;  // not watched: its writes are named to no one
+  FakeClock clock;
+  const std::string real = elsewhere.write("real.txt", "r1\n");
+  fs::create_symlink(real, tree.file("linked.log"));
+  const std::string a = tree.write("a.log", "h1\n");
+  fs::create_hard_link(a, tree.file("b.log"));
+  const auto config = config_for(tree.file("*.log"));
+  FileSource source(config, nullptr);
+  RecordingSink sink;
+  source.poll_once(clock.now(), sink);
+  REQUIRE(source.stats().files == 2);
+
+  elsewhere.write("real.txt", "r2\n", true);
+  tree.write("b.log", "h2\n", true);  // the file is followed as a.log
+  clock.advance(config.scan_interval);
+  source.poll_once(clock.now(), sink);
+  std::vector<std::string> texts = sink.texts();
+  std::sort(texts.begin(), texts.end());
+  CHECK(texts == std::vector<std::string>{"h1", "h2", "r1", "r2"});
+  CHECK(source.scan_counts().walks == 1);
+  CHECK(sink.violations.empty());
+}
+
 TEST_CASE("overflow_dump: the walk stops at max_directories, counted once per episode (N7)",
           "[collectors][overflow][integration]") {
   TempDir tree;
