@@ -2,8 +2,8 @@
 // are rotated (rename + create, or copytruncate), deleted, created, or written in pieces.
 //
 // Specification (each item has a test in tests/unit/collectors_file_source_test.cpp,
-// collectors_line_buffer_test.cpp, collectors_glob_test.cpp or
-// tests/integration/collectors_file_rotation_test.cpp):
+// collectors_line_buffer_test.cpp, collectors_glob_test.cpp,
+// tests/integration/collectors_file_rotation_test.cpp or collectors_scan_costs_test.cpp):
 // - Discovery: `paths` are globs (`*`, `?`, `[..]` within a component, `**` for any depth).
 //   The walk (stat scan) is the truth; inotify is a wake-up and names what it saw change.
 //   Watched: the fixed prefix directory of each glob and every directory the walk looked into.
@@ -67,7 +67,8 @@
 //   past it, the biggest are handed out now as cut lines (the rest of each skipped up to its
 //   newline, as for an over-long line), counted as errors{kind=partial_limit}.
 // - Errors (permission denied, vanished between stat and open, EIO) are counted per kind, once
-//   per failure episode, and retried at the next scan; they never stop the source. FIFOs and
+//   per failure episode, and retried at the next scan (a file that could not be opened: every
+//   scan_interval, on its own); they never stop the source. FIFOs and
 //   other non-regular files are skipped without being opened.
 // - Descriptors: a followed file keeps one open. A file whose descriptor would be among the
 //   last `fd_reserve` below RLIMIT_NOFILE is closed again (the kernel hands out the lowest free
@@ -83,8 +84,9 @@
 //   next poll starts with the next file.
 //
 // Driving it: poll_once(now, sink) on every wake_fd() readability and on a timer of
-// scan_interval (poll_once drains the inotify fd itself, so drain_wake_fd() is optional); poll
-// again at once while it returns true.
+// scan_interval (poll_once drains the wake fd itself, so drain_wake_fd() is optional); poll
+// again at once while it returns true. The wake fd also becomes readable when a walk held back
+// by the pacing is due.
 //
 // Threading: single-threaded (the app's io thread); stats are atomics read by the exporter.
 #pragma once
