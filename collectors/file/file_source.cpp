@@ -21,6 +21,8 @@
 #include "collectors/file/inotify_watch.hpp"
 #include "collectors/file/line_buffer.hpp"
 #include "collectors/file/path_fields.hpp"
+#include "collectors/file/rescan_pacer.hpp"
+#include "collectors/file/watched_walk.hpp"
 #include "collectors/safe_open.hpp"
 #include "daemon/core/hash.hpp"
 #include "daemon/core/log_limiter.hpp"
@@ -105,7 +107,13 @@ struct FollowedFile {
   TimePoint last_activity{};      // last read that returned bytes, or when it left its path
   bool truncate_pending = false;  // seen shorter or rewritten; handled before the next read
   bool verify_due = false;        // kVerifyEveryScans rescans passed: re-check the content
-  int read_errno = 0;             // current read failure episode, 0 if none
+  bool dirty = true;              // may have changed since it was last read: look at it
+  // Every matching path that named it at the last walk (inotify names a write by one of them),
+  // and whether one is a symlink (a write through the target is named in another directory,
+  // maybe an unwatched one): such a file is looked at in every poll.
+  std::vector<std::string> names;
+  bool linked = false;
+  int read_errno = 0;  // current read failure episode, 0 if none
   uint64_t long_lines_counted = 0;
 };
 
@@ -189,16 +197,25 @@ struct FileSource::Impl {
   bool poll(TimePoint now, ChunkSink& sink) {
     // Drained here too, so the order in which the app calls poll_once and drain_wake_fd does
     // not delay a rescan.
-    if (inotify.drain()) rescan_wanted = true;
-    if (first_scan || rescan_wanted || now - last_rescan >= config.scan_interval ||
-        now < last_rescan) {
+    take_events(inotify.drain());
+    if (pacer.due(now)) {
       rescan(now);
+    } else {
+      if (const auto wait = pacer.held_back(now)) inotify.wake_after(*wait);
+      retry_unopened(now);
     }
+    // Without a watch on every directory, a write is seen only by looking.
+    if (!inotify_complete) mark_all_dirty();
     uint64_t budget_used = 0;
     bool more = false;
     for (size_t idx : service_order()) {
       FollowedFile& f = *files[idx];
+      // An idle file costs nothing: only what inotify named, what was left unfinished and
+      // files that left their path are looked at (and every file after a rescan).
+      if (!f.dirty && !f.linked && f.gone == FollowedFile::Gone::No) continue;
+      f.dirty = false;
       const Served r = serve(f, now, sink, budget_used);
+      if ((r != Served::Done && r != Served::Closed) || f.read_errno != 0) f.dirty = true;
       if (r == Served::Yield) more = true;
       if (r == Served::Budget) {
         more = true;
@@ -229,8 +246,27 @@ struct FileSource::Impl {
     return order;
   }
 
+  void take_events(const InotifyWatch::Events& events) {
+    if (events.rescan) pacer.request();
+    if (events.overflow) {
+      mark_all_dirty();
+      return;
+    }
+    if (events.modified.empty()) return;
+    for (auto& f : files) {
+      for (const std::string& name : f->names) {
+        if (events.modified.count(name) > 0) f->dirty = true;
+      }
+    }
+  }
+
+  void mark_all_dirty() {
+    for (auto& f : files) f->dirty = true;
+  }
+
   Served serve(FollowedFile& f, TimePoint now, ChunkSink& sink, uint64_t& budget_used) {
     struct stat st {};
+    ++file_checks;
     if (::fstat(f.fd, &st) != 0) {
       note_read_error(f, errno);
       return Served::Done;
@@ -510,8 +546,9 @@ struct FileSource::Impl {
   // ---- discovery ------------------------------------------------------------------------
 
   void rescan(TimePoint now) {
-    rescan_wanted = false;
-    std::map<FileKey, std::vector<std::string>> found = expand_globs(now);
+    std::set<FileKey> linked;
+    std::map<FileKey, std::vector<std::string>> found = expand_globs(now, linked);
+    mark_all_dirty();  // a path may now name another file, or a file another path
 
     std::set<FileKey> known;
     for (auto& f : files) {
@@ -525,43 +562,60 @@ struct FileSource::Impl {
       track_path(*f, found, now);
     }
     std::set<std::string> still_initial;
+    unopened.clear();
     for (const auto& [key, paths] : found) {
       if (known.count(key) > 0) continue;
       const std::string& path = paths.front();
       const bool initial = first_scan || initial_paths.count(path) > 0;
-      if (!open_new(path, initial, known) && initial) still_initial.insert(path);
+      if (open_new(path, initial, known)) continue;
+      unopened.insert(path);
+      if (initial) still_initial.insert(path);
     }
     initial_paths = std::move(still_initial);
+    last_retry = now;
+    for (auto& f : files) {
+      const auto it = found.find(f->key());
+      if (it != found.end()) f->names = it->second;
+      f->linked = linked.count(f->key()) > 0;
+    }
 
     episodes.swap(episodes_next);
     episodes_next.clear();
     first_scan = false;
-    last_rescan = now;
+  }
+
+  // Matched files that could not be opened (permission, descriptors) are tried again every
+  // scan_interval on their own, without a walk: the cost is theirs, not the tree's.
+  void retry_unopened(TimePoint now) {
+    if (unopened.empty() || (now - last_retry < config.scan_interval && now >= last_retry)) {
+      return;
+    }
+    last_retry = now;
+    std::set<FileKey> known;
+    for (const auto& f : files) known.insert(f->key());
+    for (auto it = unopened.begin(); it != unopened.end();) {
+      const bool initial = initial_paths.count(*it) > 0;
+      if (open_new(*it, initial, known)) {
+        initial_paths.erase(*it);
+        it = unopened.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
   // Every matching regular file by identity, with all the matching paths that name it.
-  std::map<FileKey, std::vector<std::string>> expand_globs(TimePoint now) {
-    std::set<std::string> entered;
-    bool capped = false;
-    glob::WalkCallbacks callbacks;
-    callbacks.on_dir = [&](const std::string& dir) {
-      if (entered.count(dir) > 0) return true;
-      if (entered.size() >= config.max_directories) {
-        capped = true;
-        return false;
-      }
-      entered.insert(dir);
-      if (inotify.fd() < 0) return true;
-      const int err = inotify.watch(dir);
-      if (err != 0 && err != ENOENT && err != ENOTDIR) {
-        note_episode("watch:" + dir, SourceErrorKind::Read, err);
-      }
-      return true;
+  // `linked`: the files one of whose paths is a symlink.
+  std::map<FileKey, std::vector<std::string>> expand_globs(TimePoint now,
+                                                           std::set<FileKey>& linked) {
+    WatchedWalkErrors errors;
+    errors.on_watch_error = [&](const std::string& dir, int err) {
+      note_episode("watch:" + dir, SourceErrorKind::Read, err);
     };
-    callbacks.on_error = [&](const std::string& dir, int err) {
+    errors.on_glob_error = [&](const std::string& dir, int err) {
       note_episode("glob:" + dir, SourceErrorKind::Glob, err);
     };
-    callbacks.on_link_refused = [&](const std::string& link) {
+    errors.on_link_refused = [&](const std::string& link) {
       if (note_episode("link:" + link, SourceErrorKind::Symlink, 0)) {
         warn(now, fmt::format("not following the directory link {} ({})", terminal_safe(link),
                               config.follow_symlinks
@@ -571,24 +625,25 @@ struct FileSource::Impl {
     };
     const auto dir_links =
         config.follow_symlinks ? glob::DirLinks::WithinPrefix : glob::DirLinks::Refuse;
-    inotify.begin_generation();
-    std::set<std::string> paths;
-    for (const std::string& pattern : config.paths) {
-      for (std::string& p : glob::expand(pattern, callbacks, dir_links)) {
-        paths.insert(std::move(p));
-      }
+    const WatchedWalk walk =
+        walk_and_watch(inotify, config.paths, config.max_directories, dir_links, errors);
+    if (walk.capped && note_episode("walk_limit", SourceErrorKind::WalkLimit, 0)) {
+      warn(now, walk_limit_warning(config.max_directories));
     }
-    inotify.end_generation();
-    if (capped && note_episode("walk_limit", SourceErrorKind::WalkLimit, 0)) {
-      warn(now, fmt::format("stopped the directory walk at max_directories ({}): files below the "
-                            "directories left out are not followed",
-                            config.max_directories));
-    }
+    // With every directory watched, inotify names what changes; the full scan is then only the
+    // backstop, kFullScanEvery scan intervals apart.
+    inotify_complete = !walk.unwatched;
+    pacer.set_periodic(inotify_complete ? config.scan_interval * kFullScanEvery
+                                        : config.scan_interval);
+    pacer.walked(now, walk.cost);
 
     std::map<FileKey, std::vector<std::string>> found;
-    for (const std::string& path : paths) {
+    for (const std::string& path : walk.paths) {
       struct stat st {};
-      if (::stat(path.c_str(), &st) != 0) {
+      int rc = ::lstat(path.c_str(), &st);
+      const bool link = rc == 0 && S_ISLNK(st.st_mode);
+      if (link) rc = ::stat(path.c_str(), &st);
+      if (rc != 0) {
         const int err = errno;
         if (err != ENOENT && err != ENOTDIR) {
           note_episode(
@@ -598,7 +653,9 @@ struct FileSource::Impl {
         continue;
       }
       if (!S_ISREG(st.st_mode)) continue;  // FIFOs, devices: never opened, never blocked on
-      found[{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)}].push_back(path);
+      const FileKey key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+      found[key].push_back(path);
+      if (link) linked.insert(key);
     }
     return found;
   }
@@ -680,6 +737,7 @@ struct FileSource::Impl {
     f->size = static_cast<uint64_t>(st.st_size);
     f->scans_to_verify = static_cast<uint32_t>(key.second % kVerifyEveryScans);  // spread out
     set_path(*f, path);
+    f->names = {path};
     set_fingerprint(*f);
     choose_start(*f, initial);
     files.push_back(std::move(f));
@@ -827,11 +885,14 @@ struct FileSource::Impl {
   InotifyWatch inotify;
   std::vector<std::unique_ptr<FollowedFile>> files;
   bool first_scan = true;
-  bool rescan_wanted = true;
-  TimePoint last_rescan{};
+  RescanPacer pacer{config.scan_interval};
+  bool inotify_complete = false;  // every directory of the last walk is watched
+  uint64_t file_checks = 0;       // fstat of followed files (ScanCounts)
   size_t next_start = 0;
   // Paths matched at the first scan that could not be opened yet: start_at still applies.
   std::set<std::string> initial_paths;
+  std::set<std::string> unopened;  // matched at the last walk, not opened yet
+  TimePoint last_retry{};
   std::map<std::string, int> episodes;       // failures seen by the previous scan
   std::map<std::string, int> episodes_next;  // failures seen by the current scan
   std::string read_storage;                  // lent to the file being read (StorageLoan)
@@ -851,8 +912,10 @@ Duration FileSource::poll_interval() const { return impl_->config.scan_interval;
 
 int FileSource::wake_fd() const { return impl_->inotify.fd(); }
 
-void FileSource::drain_wake_fd() {
-  if (impl_->inotify.drain()) impl_->rescan_wanted = true;
+void FileSource::drain_wake_fd() { impl_->take_events(impl_->inotify.drain()); }
+
+ScanCounts FileSource::scan_counts() const {
+  return {impl_->pacer.walks(), impl_->pacer.requested_walks(), impl_->file_checks};
 }
 
 std::vector<ReadPosition> FileSource::positions() const {

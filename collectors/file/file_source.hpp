@@ -2,13 +2,18 @@
 // are rotated (rename + create, or copytruncate), deleted, created, or written in pieces.
 //
 // Specification (each item has a test in tests/unit/collectors_file_source_test.cpp,
-// collectors_line_buffer_test.cpp, collectors_glob_test.cpp or
-// tests/integration/collectors_file_rotation_test.cpp):
+// collectors_line_buffer_test.cpp, collectors_glob_test.cpp,
+// tests/integration/collectors_file_rotation_test.cpp or collectors_scan_costs_test.cpp):
 // - Discovery: `paths` are globs (`*`, `?`, `[..]` within a component, `**` for any depth).
-//   A rescan runs on the first poll, whenever inotify reports a create/move/delete/overflow in a
-//   watched directory, and at least every `scan_interval` (measured with the `now` given to
-//   poll_once). The stat scan is the truth; inotify is only a wake-up. Watched: the fixed prefix
-//   directory of each glob and every directory the walk looked into.
+//   The walk (stat scan) is the truth; inotify is a wake-up and names what it saw change.
+//   Watched: the fixed prefix directory of each glob and every directory the walk looked into.
+//   A walk runs on the first poll, when inotify reports a create/move/delete/attribute change
+//   or an overflow in a watched directory, and at least every kFullScanEvery scan intervals
+//   (every `scan_interval` while some directory of the last walk could not be watched, or
+//   inotify is unavailable). Walks that inotify asks for are paced (rescan_pacer.hpp): the
+//   first one after a quiet spell runs at once, later ones are coalesced into one per gap of
+//   at least 250 ms and ten times the walk's own duration, so a job creating files in a loop
+//   keeps the walk to about a tenth of the io thread.
 // - Directory links below the fixed prefix are not followed (counted as errors{kind=symlink},
 //   once per link and episode): a job's `ln -s / x` does not make root walk, watch and tail the
 //   system. With `follow_symlinks`, a link is followed when its target (realpath) is below the
@@ -17,8 +22,11 @@
 //   it stops descending, counted as errors{kind=walk_limit} once per episode. Both are logged,
 //   at most kWarningsPerMinute lines a minute per source.
 // - Files are followed by identity (dev, inode), not by path: a file renamed to another matching
-//   name (plog.log -> plog.log.1 with glob plog.log*) is followed on, never read twice. Every
-//   poll reads every followed file (fstat, then read what is new).
+//   name (plog.log -> plog.log.1 with glob plog.log*) is followed on, never read twice. A poll
+//   reads (fstat, then read what is new) the files inotify named as written, those not read to
+//   their end yet, those that left their path, and after a walk or an inotify overflow every
+//   file: an idle file costs nothing between full scans (every poll reads every file while
+//   inotify is incomplete).
 // - Start: a file with a stored position for its identity (dev, inode, fingerprint of the first
 //   bytes, hash of the last bytes read) resumes there, in the stored generation. A stored
 //   position whose content check fails (rewritten while faultd was down, or a reused inode)
@@ -35,8 +43,8 @@
 // - Copytruncate: the file is shorter than the read offset, or its first bytes or the last
 //   bytes read changed (same inode; checked whenever its size, mtime or ctime changed, so a
 //   rewrite that grew past the old offset between two looks is caught, and every
-//   kVerifyEveryScans rescans in case a rewrite fell within the timestamps' granularity; an
-//   idle file costs one fstat per poll). What was read before
+//   kVerifyEveryScans rescans in case a rewrite fell within the timestamps' granularity; a
+//   truncation or rewrite is a modification inotify names). What was read before
 //   is handed out (a partial line as a line), then reading restarts at 0 in the next content
 //   generation (FileIdentity::generation, part of the journal key: a new fault at an offset
 //   journaled before is a new line). Counted as rotations{kind=truncate}. Bytes written between the
@@ -59,7 +67,8 @@
 //   past it, the biggest are handed out now as cut lines (the rest of each skipped up to its
 //   newline, as for an over-long line), counted as errors{kind=partial_limit}.
 // - Errors (permission denied, vanished between stat and open, EIO) are counted per kind, once
-//   per failure episode, and retried at the next scan; they never stop the source. FIFOs and
+//   per failure episode, and retried at the next scan (a file that could not be opened: every
+//   scan_interval, on its own); they never stop the source. FIFOs and
 //   other non-regular files are skipped without being opened.
 // - Descriptors: a followed file keeps one open. A file whose descriptor would be among the
 //   last `fd_reserve` below RLIMIT_NOFILE is closed again (the kernel hands out the lowest free
@@ -75,8 +84,9 @@
 //   next poll starts with the next file.
 //
 // Driving it: poll_once(now, sink) on every wake_fd() readability and on a timer of
-// scan_interval (poll_once drains the inotify fd itself, so drain_wake_fd() is optional); poll
-// again at once while it returns true.
+// scan_interval (poll_once drains the wake fd itself, so drain_wake_fd() is optional); poll
+// again at once while it returns true. The wake fd also becomes readable when a walk held back
+// by the pacing is due.
 //
 // Threading: single-threaded (the app's io thread); stats are atomics read by the exporter.
 #pragma once
@@ -90,6 +100,7 @@
 #include <vector>
 
 #include "collectors/collector.hpp"
+#include "collectors/file/watched_walk.hpp"
 
 namespace faultd {
 
@@ -129,6 +140,7 @@ class FileSource final : public Source {
   void drain_wake_fd() override;
   std::vector<ReadPosition> positions() const override;
   SourceStats& stats() override;
+  ScanCounts scan_counts() const;
 
  private:
   struct Impl;
@@ -144,6 +156,8 @@ inline constexpr uint32_t kFingerprintBytes = 1024;
 inline constexpr uint32_t kTailBytes = 256;
 std::optional<uint64_t> file_range_hash(int fd, uint64_t offset, uint32_t len);
 
+// With every directory watched, the full scan runs only every this many scan intervals.
+inline constexpr int kFullScanEvery = 30;
 // A file that did not change size, mtime or ctime is verified again only every this many rescans.
 inline constexpr uint32_t kVerifyEveryScans = 30;
 // Warnings a log writer can cause (a link it plants, a sparse file) per source and minute.

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <map>
@@ -14,8 +16,11 @@
 
 #include "collectors/file/glob.hpp"
 #include "collectors/file/inotify_watch.hpp"
+#include "collectors/file/rescan_pacer.hpp"
+#include "collectors/file/watched_walk.hpp"
 #include "collectors/safe_open.hpp"
 #include "daemon/core/hash.hpp"
+#include "daemon/core/log_limiter.hpp"
 
 namespace faultd {
 namespace {
@@ -115,12 +120,17 @@ std::string format_dump_record(const DumpPath& dump, const std::string& path,
 }
 
 struct OverflowDumpSource::Impl {
+  Impl(OverflowDumpSourceConfig cfg, PositionLookup lookup_fn)
+      : config(std::move(cfg)), lookup(std::move(lookup_fn)), pacer(config.scan_interval) {}
+
   OverflowDumpSourceConfig config;
   PositionLookup lookup;
   SourceStats stats;
-  InotifyWatch inotify;
-  bool rescan_wanted = true;
-  TimePoint last_scan{};
+  // Only what changes the set of files wakes this source: a dump is one record, never tailed.
+  InotifyWatch inotify{InotifyWatch::Report::CreateDelete};
+  RescanPacer pacer;
+  uint64_t file_checks = 0;  // stat of dump-named paths (ScanCounts)
+  LogLimiter warnings{LogLimiter::kDefaultPerMinute};
   // Committed (or deliberately skipped) files: identity -> the position to report.
   std::map<FileKey, ReadPosition> known;
   // Paths counted as not fitting a layout, so each is counted once while it is there; rebuilt
@@ -128,29 +138,31 @@ struct OverflowDumpSource::Impl {
   std::set<std::string> refused_paths;
   std::set<std::string> error_episodes, error_episodes_next;
 
-  void note_episode(const std::string& key, SourceErrorKind kind) {
-    if (error_episodes.count(key) == 0) stats.count_error(kind);
+  // Counts an error once per episode (while it recurs scan after scan). True if counted now.
+  bool note_episode(const std::string& key, SourceErrorKind kind) {
+    const bool fresh = error_episodes.count(key) == 0 && error_episodes_next.count(key) == 0;
     error_episodes_next.insert(key);
+    if (fresh) stats.count_error(kind);
+    return fresh;
   }
 
-  std::vector<std::string> walk() {
-    glob::WalkCallbacks callbacks;
-    std::set<std::string> watched;
-    callbacks.on_dir = [&](const std::string& dir) {
-      if (inotify.fd() < 0 || !watched.insert(dir).second) return true;
-      const int err = inotify.watch(dir);
-      if (err != 0 && err != ENOENT && err != ENOTDIR)
-        note_episode("watch:" + dir, SourceErrorKind::Read);
-      return true;
+  std::vector<std::string> walk(TimePoint now) {
+    WatchedWalkErrors errors;
+    errors.on_watch_error = [&](const std::string& dir, int) {
+      note_episode("watch:" + dir, SourceErrorKind::Read);
     };
-    callbacks.on_error = [&](const std::string& dir, int err) {
+    errors.on_glob_error = [&](const std::string& dir, int err) {
       note_episode("glob:" + dir,
                    is_permission_error(err) ? SourceErrorKind::Permission : SourceErrorKind::Glob);
     };
-    inotify.begin_generation();
-    auto paths = glob::expand(escape_glob(config.root) + "/**/*", callbacks);
-    inotify.end_generation();
-    return paths;
+    WatchedWalk walk = walk_and_watch(inotify, {escape_glob(config.root) + "/**/*"},
+                                      config.max_directories, glob::DirLinks::Refuse, errors);
+    if (walk.capped && note_episode("walk_limit", SourceErrorKind::WalkLimit)) {
+      warnings.warn(now, fmt::format("source {}: {}", config.name,
+                                     walk_limit_warning(config.max_directories)));
+    }
+    pacer.walked(now, walk.cost);
+    return std::move(walk.paths);
   }
 
   // The companion JSON of a dump, if one is beside it: "<dump>.output.N.json" or "<dump>.json".
@@ -196,20 +208,26 @@ struct OverflowDumpSource::Impl {
     return d;
   }
 
+  void take_events(const InotifyWatch::Events& events) {
+    if (events.rescan) pacer.request();
+  }
+
   bool poll(TimePoint now, ChunkSink& sink) {
-    if (inotify.drain()) rescan_wanted = true;
-    if (!rescan_wanted && now - last_scan < config.scan_interval) return false;
-    rescan_wanted = false;
-    last_scan = now;
+    take_events(inotify.drain());
+    if (!pacer.due(now)) {
+      if (const auto wait = pacer.held_back(now)) inotify.wake_after(*wait);
+      return false;
+    }
 
     std::map<FileKey, ReadPosition> still_there;
     std::set<std::string> still_refused;
     size_t handed = 0;
     bool more = false;
-    for (const std::string& path : walk()) {
+    for (const std::string& path : walk(now)) {
       const std::string base = base_name(path);
       if (!overflow::has_dump_prefix(base)) continue;
       struct stat st {};
+      ++file_checks;
       if (::stat(path.c_str(), &st) != 0) {
         const int err = errno;
         if (err != ENOENT) {
@@ -256,7 +274,7 @@ struct OverflowDumpSource::Impl {
       }
       if (handed >= config.max_files_per_poll) {
         more = true;
-        rescan_wanted = true;
+        pacer.request_now();  // the rest at the next poll, which the app runs at once
         continue;
       }
       Decoded decoded;
@@ -291,7 +309,7 @@ struct OverflowDumpSource::Impl {
       c.noticed = now;
       if (!sink.on_chunk(c)) {
         stats.count_error(SourceErrorKind::Commit);
-        rescan_wanted = true;  // offered again at the next poll
+        pacer.request();  // offered again at the next poll that walks
         // Keep what is known, including files not reached in this walk.
         for (auto& [k, p] : known) still_there.insert({k, p});
         still_refused.insert(refused_paths.begin(), refused_paths.end());
@@ -312,10 +330,7 @@ struct OverflowDumpSource::Impl {
 };
 
 OverflowDumpSource::OverflowDumpSource(OverflowDumpSourceConfig config, PositionLookup lookup)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->config = std::move(config);
-  impl_->lookup = std::move(lookup);
-}
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(lookup))) {}
 
 OverflowDumpSource::~OverflowDumpSource() = default;
 
@@ -329,8 +344,10 @@ Duration OverflowDumpSource::poll_interval() const { return impl_->config.scan_i
 
 int OverflowDumpSource::wake_fd() const { return impl_->inotify.fd(); }
 
-void OverflowDumpSource::drain_wake_fd() {
-  if (impl_->inotify.drain()) impl_->rescan_wanted = true;
+void OverflowDumpSource::drain_wake_fd() { impl_->take_events(impl_->inotify.drain()); }
+
+ScanCounts OverflowDumpSource::scan_counts() const {
+  return {impl_->pacer.walks(), impl_->pacer.requested_walks(), impl_->file_checks};
 }
 
 std::vector<ReadPosition> OverflowDumpSource::positions() const {

@@ -6,12 +6,16 @@
 // tests/integration/collectors_overflow_dump_source_test.cpp for the source):
 // - Discovery: every file below `root` (any depth) whose name starts with
 //   "OpDebug.Node_OpDebug." (case-insensitive) and whose path fits one of the layouts of
-//   dump_path.hpp. A rescan runs on the first poll, when inotify reports a create/move/delete
-//   in a watched directory (every directory of the tree is watched), and at least every
-//   `scan_interval`; the scan is the truth, inotify only a wake-up. Symlinks to directories are
-//   not followed (jobs write the tree). A name that has the prefix but fits no layout is
-//   counted once as errors{kind=parse} while it is there (forgotten once deleted: memory stays
-//   bounded by the names present).
+//   dump_path.hpp. A walk runs on the first poll, when inotify reports a create/move/delete
+//   in a watched directory (every directory the walk looks into is watched), and at least
+//   every `scan_interval`; the scan is the truth, inotify only a wake-up. Walks inotify asks
+//   for are paced as the file source's (rescan_pacer.hpp: the first at once, then at most one
+//   per gap of at least 250 ms and ten times the walk's duration). A walk looks into at most
+//   `max_directories` directories (so holds at most that many watches); past it it stops
+//   descending, counted as errors{kind=walk_limit} once per episode and logged (rate-limited).
+//   Symlinks to directories are not followed (jobs write the tree). A name that has the prefix but
+//   fits no layout is counted once as errors{kind=parse} while it is there (forgotten once deleted:
+//   memory stays bounded by the names present).
 // - Record: one line per new dump file, fields as `key=value`, the path last (it may hold
 //   spaces):
 //     overflow dump: device=3 model=11 iteration=0 task=59 timestamp=1597922031178434
@@ -44,6 +48,7 @@
 #include <string>
 
 #include "collectors/collector.hpp"
+#include "collectors/file/watched_walk.hpp"
 #include "collectors/overflow_dump/dump_path.hpp"
 #include "collectors/overflow_dump/overflow_status.hpp"
 
@@ -56,6 +61,7 @@ struct OverflowDumpSourceConfig {
   Duration settle = std::chrono::seconds(2);
   size_t max_files_per_poll = 1000;
   size_t max_json_bytes = 1024 * 1024;
+  size_t max_directories = 4096;  // per walk
   friend bool operator==(const OverflowDumpSourceConfig&,
                          const OverflowDumpSourceConfig&) = default;
 };
@@ -81,6 +87,7 @@ class OverflowDumpSource final : public Source {
   SourceStats& stats() override;
   // Names remembered as not fitting a layout (for tests: bounded by the names present).
   size_t refused_path_count() const;
+  ScanCounts scan_counts() const;
 
  private:
   struct Impl;

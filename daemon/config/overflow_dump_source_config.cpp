@@ -11,8 +11,10 @@ std::optional<OverflowDumpSourceConfig> load_overflow_dump_source(const YAML::No
   const size_t before = ctx.errors->size();
   OverflowDumpSourceConfig c;
   c.name = name;
-  yaml::check_map(n, "an overflow_dump source",
-                  {"name", "type", "root", "scan_interval", "settle", "max_files_per_poll"}, ctx);
+  yaml::check_map(
+      n, "an overflow_dump source",
+      {"name", "type", "root", "scan_interval", "settle", "max_files_per_poll", "max_directories"},
+      ctx);
   if (auto v = yaml::get_string(n, "root", ctx)) {
     if (v->empty()) {
       ctx.error(n["root"], "root must not be empty");
@@ -33,6 +35,9 @@ std::optional<OverflowDumpSourceConfig> load_overflow_dump_source(const YAML::No
   if (auto v = yaml::get_duration(n, "settle", ctx)) c.settle = *v;
   if (auto v = yaml::get_int(n, "max_files_per_poll", ctx, 1, 1000000)) {
     c.max_files_per_poll = static_cast<size_t>(*v);
+  }
+  if (auto v = yaml::get_int(n, "max_directories", ctx, 1, 1000000)) {
+    c.max_directories = static_cast<size_t>(*v);
   }
   if (ctx.errors->size() != before) return std::nullopt;
   return c;

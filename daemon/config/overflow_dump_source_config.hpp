@@ -4,7 +4,7 @@
 //
 //   - { name: overflow, type: overflow_dump, root: /var/log/npu/overflow }
 //   - { name: overflow, type: overflow_dump, root: dumps, scan_interval: 10s, settle: 2s,
-//       max_files_per_poll: 1000 }
+//       max_files_per_poll: 1000, max_directories: 4096 }
 //
 // `root` is required; relative to the config file's directory when relative. Lifecycle: called
 // by the config loader once per overflow_dump entry. Threading: none shared.

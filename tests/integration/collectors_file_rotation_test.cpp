@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collectors/file/file_source.hpp"
+#include "collectors/file/rescan_pacer.hpp"
 #include "tests/support/collectors_file_support.hpp"
 #include "tests/support/fake_clock.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -331,12 +332,15 @@ TEST_CASE("a new file matching the glob is picked up, also in a new subdirectory
   source.poll_once(clock.now(), sink);
   CHECK(sink.texts() == Lines{"a", "b"});
 
-  // A new directory tree: its creation in a watched directory triggers the rescan that walks it.
+  // A new directory tree: its creation in a watched directory triggers the rescan that walks it
+  // (once the pacing gap after the last requested walk has passed: rescan_pacer.hpp).
+  clock.advance(RescanPacer::kMinGap);
   dir.write("x/y/c.log", "c\n");
   source.poll_once(clock.now(), sink);
   CHECK(sink.texts() == Lines{"a", "b", "c"});
 
   // The new subdirectory is watched now: a file created in it is found at once too.
+  clock.advance(RescanPacer::kMinGap);
   dir.write("x/y/d.log", "d\n");
   source.poll_once(clock.now(), sink);
   CHECK(sink.texts() == Lines{"a", "b", "c", "d"});

@@ -185,17 +185,21 @@ TEST_CASE("overflow_dump: inotify wakes the source for a new dump in a new direc
   CHECK(sink.lines.empty());
   REQUIRE(source.wake_fd() >= 0);
   // The runtime creates the directories level by level; each level is a wake-up and a rescan
-  // that watches the new directory.
+  // that watches the new directory. `now` moves by a second a level, past the pacing gap
+  // between requested walks and short of scan_interval: only the wake-up can trigger the scan.
   std::filesystem::path p = dir.path();
+  TimePoint now = kStart;
   for (const char* level : {"20200808163566", "3", "1", "5"}) {
     p /= level;
     std::filesystem::create_directory(p);
     REQUIRE(wait_readable(source.wake_fd()));
-    source.poll_once(kStart, sink);  // same `now`: only the wake-up can trigger the scan
+    now += std::chrono::seconds(1);
+    source.poll_once(now, sink);
   }
   dir.write("20200808163566/3/1/5/OpDebug.Node_Opdebug.7.1597922031178499", "x");
   REQUIRE(wait_readable(source.wake_fd()));
-  source.poll_once(kStart, sink);
+  now += std::chrono::seconds(1);
+  source.poll_once(now, sink);
   REQUIRE(sink.lines.size() == 1);
   CHECK(sink.lines[0].rfind("overflow dump: device=3 model=1 iteration=5 task=7 ", 0) == 0);
 }

@@ -7,6 +7,8 @@
 #include <sys/fsuid.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -169,6 +171,17 @@ inline FileSourceConfig config_for(const std::string& glob) {
 
 inline uint64_t errors(FileSource& source, SourceErrorKind kind) {
   return source.stats().error_count(kind);
+}
+
+// Watches held by this process's inotify descriptors, as the kernel lists them (a source's
+// wake fd is an epoll set that holds its inotify descriptor).
+inline size_t inotify_watches() {
+  size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fdinfo")) {
+    std::ifstream info(entry.path());
+    for (std::string line; std::getline(info, line);) n += line.rfind("inotify wd:", 0) == 0;
+  }
+  return n;
 }
 
 }  // namespace faultd::testing

@@ -22,20 +22,13 @@ using namespace faultd;
 using faultd::testing::config_for;
 using faultd::testing::errors;
 using faultd::testing::FakeClock;
+using faultd::testing::inotify_watches;
 using faultd::testing::RecordingSink;
 using faultd::testing::TempDir;
 using Lines = std::vector<std::string>;
 namespace fs = std::filesystem;
 
 namespace {
-
-// Watches held by an inotify descriptor of this process, as the kernel lists them.
-size_t inotify_watches(int fd) {
-  std::ifstream info("/proc/self/fdinfo/" + std::to_string(fd));
-  size_t n = 0;
-  for (std::string line; std::getline(info, line);) n += line.rfind("inotify wd:", 0) == 0 ? 1 : 0;
-  return n;
-}
 
 // A field of /proc/self/io (rchar: bytes read; syscr: read calls).
 uint64_t io_counter(const std::string& name) {
@@ -92,7 +85,7 @@ TEST_CASE("file source: a job's links to directories are not walked, watched or 
     std::sort(texts.begin(), texts.end());
     CHECK(texts == Lines{"kept", "mine"});
     CHECK(source.stats().files == 2);
-    CHECK(inotify_watches(source.wake_fd()) == 3);  // the tree, job/, kept/
+    CHECK(inotify_watches() == 3);  // the tree, job/, kept/
     CHECK(errors(source, SourceErrorKind::Symlink) == 2);
     clock.advance(config.scan_interval);
     source.poll_once(clock.now(), sink);
@@ -108,7 +101,7 @@ TEST_CASE("file source: a job's links to directories are not walked, watched or 
     std::sort(paths.begin(), paths.end());
     // kept/k.log is one file under two names: followed once.
     CHECK(source.stats().files == 2);
-    CHECK(inotify_watches(source.wake_fd()) <= 4);
+    CHECK(inotify_watches() <= 4);
     CHECK(errors(source, SourceErrorKind::Symlink) == 1);  // job/out
     for (const auto& p : paths) CHECK(p.find(outside.path().string()) == std::string::npos);
   }
@@ -124,11 +117,12 @@ TEST_CASE("file source: the walk stops at max_directories, counted once per epis
   FileSource source(config, nullptr);
   RecordingSink sink;
   source.poll_once(clock.now(), sink);
-  CHECK(inotify_watches(source.wake_fd()) <= 10);
+  CHECK(inotify_watches() <= 10);
   CHECK(source.stats().files < 10);
   CHECK(errors(source, SourceErrorKind::WalkLimit) == 1);
-  clock.advance(config.scan_interval);
+  clock.advance(config.scan_interval * kFullScanEvery);
   source.poll_once(clock.now(), sink);
+  CHECK(source.scan_counts().walks == 2);
   CHECK(errors(source, SourceErrorKind::WalkLimit) == 1);
 }
 

@@ -58,16 +58,18 @@ TEST_CASE("load_overflow_dump_source: root required, keys and errors with positi
   REQUIRE(c.has_value());
   CHECK(c->root == "/var/log/npu/overflow");
   CHECK(c->scan_interval == std::chrono::seconds(10));
+  CHECK(c->max_directories == 4096);
 
   c = load(
       "name: src\ntype: overflow_dump\nroot: dumps\nscan_interval: 500ms\nsettle: 5s\n"
-      "max_files_per_poll: 7\n",
+      "max_files_per_poll: 7\nmax_directories: 100\n",
       load_overflow_dump_source, errors);
   REQUIRE(c.has_value());
   CHECK(c->root == "/etc/faultd/dumps");
   CHECK(c->scan_interval == std::chrono::milliseconds(500));
   CHECK(c->settle == std::chrono::seconds(5));
   CHECK(c->max_files_per_poll == 7);
+  CHECK(c->max_directories == 100);
 
   c = load("{ name: src, type: overflow_dump }", load_overflow_dump_source, errors);
   CHECK_FALSE(c.has_value());
