@@ -57,7 +57,15 @@ std::vector<Route> routes_for(const Config& config, const std::string& path) {
     }
   }
   if (routes.empty()) {
+    // No source claims the file: the operator handed it over, so it is read as every kind of
+    // log the node has, the host's kernel log included (the kernel's driver rules read only a
+    // kernel source), unless a source of the config already reads it that way.
     for (const auto& s : file_sources) add(s);
+    const bool kernel_route = std::any_of(
+        routes.begin(), routes.end(), [](const Route& r) { return r.source_type == "kernel_log"; });
+    if (!routes.empty() && !kernel_route) {
+      routes.push_back(Route{"kernel", {}, routes.front().max_line_bytes, "kernel_log"});
+    }
   }
   if (routes.empty()) routes.push_back(Route{"replay", {}, size_t{64} * 1024});
   return routes;
