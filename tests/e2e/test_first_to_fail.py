@@ -5,10 +5,12 @@ Three faultd nodes of one cluster (node-a, node-b, node-c), scraped every second
 node-a fails (an ASD fault line); a few seconds later, as when a device dies under a running job,
 devices of node-b and node-c log HCCL collective timeouts. The nodes flag RestartBusiness
 findings (collective timeouts) as warnings, which a site does to see its victims: by default
-they are recorded only (docs/operations.md). Asserted through the Prometheus HTTP API: each
-faultd exports when its devices' incidents started, the recording rule names node-a's device 3
-the suspect and the three others its victims (started later, by the seconds between), and the
-FaultdFirstFailedDevice alert names the suspect."""
+they are recorded only (docs/operations.md). Meanwhile an operator isolates device 4 of node-c,
+which logged no timeout. Asserted through the Prometheus HTTP API: each faultd exports when its
+devices' incidents started, the recording rule names node-a's device 3 the suspect, the three
+that logged timeouts its victims (started later, by the seconds between) and the operator's
+isolation "other", and the FaultdFirstFailedDevice alert names the suspect and lists only the
+victims."""
 import os
 import shutil
 import sys
@@ -106,14 +108,22 @@ def test_first_to_fail(args, check, work):
         time.sleep(GAP)  # the victims' timeouts come a few seconds later (not a wait for a result)
         for node, device in (("node-b", 0), ("node-b", 1), ("node-c", 2)):
             collective_timeout(roots[node], device)
+        # An incident of another kind after the suspect's: no victim of it.
+        r = nodes["node-c"][0].ctl("isolate", "4", "--reason", "swap the card")
+        check(r.returncode == 0,
+              "faultctl isolate 4 on node-c (%s)" % (r.stdout + r.stderr).strip())
 
-        want = {("node-a", "3"), ("node-b", "0"), ("node-b", "1"), ("node-c", "2")}
-        got = wait_for("the recording rule to order the four devices",
+        want = {("node-a", "3"), ("node-b", "0"), ("node-b", "1"), ("node-c", "2"),
+                ("node-c", "4")}
+        got = wait_for("the recording rule to order the five devices",
                        lambda: (lambda r: r if set(r) == want else None)(roles(prom)),
                        timeout=30, interval=0.2)
         check(got[("node-a", "3")] == ("suspect", 0.0),
               "node-a device 3 is the suspect (%s)" % (got[("node-a", "3")],))
-        victims = {k: v for k, v in got.items() if k != ("node-a", "3")}
+        check(got[("node-c", "4")][0] == "other",
+              "node-c device 4, isolated by an operator, is no victim (%s)"
+              % (got[("node-c", "4")],))
+        victims = {k: v for k, v in got.items() if k not in (("node-a", "3"), ("node-c", "4"))}
         check(all(role == "victim" and after >= GAP for role, after in victims.values()),
               "the others are victims, started at least %.0f s later (%s)" % (GAP, victims))
         for (node, device), (_, after) in victims.items():
@@ -130,8 +140,9 @@ def test_first_to_fail(args, check, work):
               and labels.get("cluster") == CLUSTER,
               "one FaultdFirstFailedDevice alert, for node-a device 3 (%s)" % [a["labels"] for a in alerts])
         description = alerts[0]["annotations"].get("description", "")
-        check(all("device %s +" % d in description for d in ("0", "1", "2")),
-              "its description lists the victims: %s" % description)
+        check(all("device %s +" % d in description for d in ("0", "1", "2"))
+              and "device 4 +" not in description,
+              "its description lists the victims, not the isolated device: %s" % description)
     except AssertionError as e:
         check(False, str(e))
         for s in services:

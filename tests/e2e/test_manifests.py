@@ -4,7 +4,10 @@
 Dashboard: the JSON model is well formed (unique ids, titles, layout, targets, variables), every
 PromQL expression names only series and labels that a real faultd exports after a fault and a
 hook run, and a real Prometheus scraping that faultd evaluates every expression without error and
-with data, including a finding whose counter series appeared only after Prometheus started.
+with data, including a finding whose counter series appeared only after Prometheus started. The
+faultd has an inventory of 8 devices where 9 are expected and a health command that fails for
+device 7: the inventory and probe panels show it, and the same Prometheus, with the shipped alert
+rules, has FaultdDeviceLost, FaultdHealthyDevicesBelowExpected and FaultdProbeDown pending for it.
 
 Kubernetes (no kubectl or cluster here, so the structure is checked with PyYAML): every document
 is well formed; the DaemonSet's mounts, ports, probes, resources and security settings hang
@@ -268,16 +271,17 @@ def check_dashboard_names(check, exprs, var_queries, samples, families):
 class Prometheus:
     """A real Prometheus scraping one target every second, in `work`."""
 
-    def __init__(self, work, target):
+    def __init__(self, work, target, rules):
         self.port = free_port()
         self.dir = os.path.join(work, "prometheus")
         os.makedirs(self.dir)
         config = os.path.join(self.dir, "prometheus.yml")
         with open(config, "w") as f:
             f.write("global: { scrape_interval: 1s, evaluation_interval: 1s }\n"
+                    "rule_files: ['%s']\n"
                     "scrape_configs:\n"
                     "  - job_name: faultd\n"
-                    "    static_configs: [ { targets: ['%s'] } ]\n" % target)
+                    "    static_configs: [ { targets: ['%s'] } ]\n" % (rules, target))
         self.log = open(os.path.join(self.dir, "prometheus.log"), "wb")
         self.proc = subprocess.Popen(
             ["prometheus", "--config.file=" + config, "--storage.tsdb.path=" + self.dir + "/data",
@@ -382,6 +386,49 @@ def check_dashboard_in_prometheus(check, prom, dash, exprs, var_queries):
     p50 = values_by_labels(panel("Hook duration"), action="isolate")
     check(len(p50) == 1 and 0 < p50[0] < 60, "the hook duration panel shows the isolate hook's "
                                              "first run (%s)" % p50)
+    # The inventory: 8 devices of the 9 expected, device 5 isolated, device 7's probe failing.
+    counts = {n: values_by_labels(panel("Devices per node", ref)) for n, ref in
+              (("expected", "A"), ("present", "B"), ("healthy", "C"), ("known", "D"))}
+    check(counts == {"expected": [9.0], "present": [8.0], "healthy": [7.0], "known": [8.0]},
+          "the devices-per-node table: 9 expected, 8 present, 7 healthy, 8 known (%s)" % counts)
+    check(values_by_labels(panel("Devices missing")) == [1.0], "one device missing")
+    check(values_by_labels(panel("Nodes short of healthy devices")) == [1.0],
+          "one node short of healthy devices")
+    check(values_by_labels(panel("Probes failing")) == [1.0], "one probe failing")
+    inventory = {x["metric"].get("device"): x["metric"].get("state")
+                 for x in panel("Device inventory")}
+    check(len(inventory) == 8 and inventory.get("5") == "isolated",
+          "the inventory table lists the 8 devices, device 5 isolated (%s)" % inventory)
+
+
+def check_inventory_alerts(check, prom):
+    """The shipped inventory alerts, pending against the real faultd's series (their `for:`
+    is minutes: pending is the expression holding), with the values of the state after the
+    fault (the rules are evaluated every second, a little after the scrape)."""
+    want = {"FaultdDeviceLost": ({}, 1.0), "FaultdHealthyDevicesBelowExpected": ({}, 7.0),
+            "FaultdProbeDown": ({"source": "probe"}, 1.0)}
+    seen = {}
+
+    def as_wanted():
+        for a in prom.api("alerts", {}).get("data", {}).get("alerts", []):
+            if a["labels"]["alertname"] in want:
+                seen[a["labels"]["alertname"]] = a
+        return all(name in seen and seen[name]["state"] == "pending"
+                   and float(seen[name]["value"]) == value
+                   and all(seen[name]["labels"].get(k) == v for k, v in labels.items())
+                   for name, (labels, value) in want.items())
+    try:
+        wait_for("the inventory alerts pending", as_wanted, timeout=30, interval=0.2)
+    except AssertionError:
+        pass  # the checks below say which one is not
+    for name, (labels, value) in want.items():
+        a = seen.get(name, {})
+        check(a.get("state") == "pending" and float(a.get("value", "nan")) == value
+              and all(a["labels"].get(k) == v for k, v in labels.items()),
+              "%s pending with the value %g (%s)" % (name, value, {
+                  k: a[k] for k in ("state", "labels", "value")} if a else "absent"))
+    check(values_by_labels(prom.vector("cluster:faultd_devices:estimate")) == [9.0],
+          "the breaker's cluster size is the node's 9 expected devices")
 
 
 def run_dashboard(args, check, work):
@@ -410,6 +457,9 @@ control: {{ socket: {work}/control.sock, group: "" }}
 include: ["{rules}/*.yaml"]
 sources:
   - {{ name: plog, type: file, paths: ["{logs}/plog-*.log"], start_at: end }}
+  - {{ name: probe, type: command, argv: [/bin/false, "{{device}}"], devices: "7", interval: 1s,
+      timeout: 1s, unresponsive_after: 1000, parser: npu_smi_health }}
+inventory: {{ devices: "0-7", expected_devices: 9 }}
 actions:
   isolate: {{ argv: [/bin/true], timeout: 10s }}
   resume:  {{ argv: [/bin/false], timeout: 10s, after: isolate }}
@@ -418,7 +468,8 @@ actions:
     prom = None
     if check(shutil.which("prometheus") is not None,
              "prometheus is installed (Debian package prometheus, from scripts/deps)"):
-        prom = Prometheus(work, "127.0.0.1:%d" % port)
+        prom = Prometheus(work, "127.0.0.1:%d" % port, os.path.join(
+            os.path.abspath(args.source_dir), "etc", "prometheus", "faultd-rules.yml"))
     try:
         if prom:
             wait_for("prometheus to be ready", prom.ready, timeout=60, interval=0.1)
@@ -440,6 +491,7 @@ actions:
                 'faultd_actions_total{action="resume",result="failure"} == 1'),
                 timeout=30, interval=0.2)
             check_dashboard_in_prometheus(check, prom, dash, exprs, var_queries)
+            check_inventory_alerts(check, prom)
     finally:
         if prom:
             prom.stop()

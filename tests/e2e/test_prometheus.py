@@ -88,17 +88,20 @@ def static_checks(args, check, work):
     check_run(check, [tools["promtool"], "test", "rules"] + tests,
               "promtool test rules " + " ".join(os.path.basename(t) for t in tests))
 
-    # Every alert of the rule file has at least one unit test.
+    # Every alert of the rule file has a unit test where it fires and one where it stays quiet.
     with open(rules) as f:
         alerts = {rule["alert"] for g in yaml.safe_load(f)["groups"] for rule in g["rules"]
                   if "alert" in rule}
-    tested = set()
+    fires, quiet = set(), set()
     for t in tests:
         with open(t) as f:
             for case in yaml.safe_load(f)["tests"]:
-                tested |= {a["alertname"] for a in case.get("alert_rule_test", [])}
-    check(not alerts - tested, "every alert has a promtool test (untested: %s)"
-          % sorted(alerts - tested))
+                for a in case.get("alert_rule_test", []):
+                    (fires if a.get("exp_alerts") else quiet).add(a["alertname"])
+    check(not alerts - fires, "every alert has a promtool test where it fires (none: %s)"
+          % sorted(alerts - fires))
+    check(not alerts - quiet, "every alert has a promtool test where it stays quiet (none: %s)"
+          % sorted(alerts - quiet))
 
     am = shipped(args, "alertmanager.yml")
     check_run(check, [tools["amtool"], "check-config", am], "amtool check-config alertmanager.yml")
