@@ -395,9 +395,8 @@ TEST_CASE("control.idle_timeout is a duration of at least 1s, unset the server's
   CHECK_THAT(errors, Catch::Contains(f + ":2:26: 'idle_timeout' must be a duration"));
 }
 
-TEST_CASE(
-    "log.format is auto unless set to text, journal or json; another value names its position",
-    "[config]") {
+TEST_CASE("log.format is auto unless set to text, journal or json, any other value is an error",
+          "[config]") {
   TempDir dir;
   std::string errors;
   auto unset = load(dir, "include: []\nlog: { level: warn }\n", errors);
