@@ -7,6 +7,7 @@ logged when the inventory changes, not at every discovery."""
 import json
 import os
 import re
+import signal
 
 import harness
 from harness import Faultd, free_port, metric_value, scrape, wait_for
@@ -92,11 +93,28 @@ def journal_stream_auto(args, check, work):
 
 def journal_by_config(args, check, work):
     prepare(work, 2)
-    d = Faultd(args, work, config(work, free_port(), "log: { format: journal }"))
+    port = free_port()
+    d = Faultd(args, work, config(work, port, "log: { format: journal }"))
     d.start()
     write_fault(work, "device-1.log")
     wait_for("the fault line", lambda: fault_logged(d))
     check_journal_lines(check, d, "log.format: journal")
+
+    # A reload applies a new format at once.
+    with open(d.config, "w") as f:
+        f.write(config(work, port, "log: { format: json }"))
+    d.proc.send_signal(signal.SIGHUP)
+
+    def after_reload():
+        lines = log_lines(d)
+        first = next((i for i, line in enumerate(lines) if line.startswith("{")), None)
+        if first is None:
+            return None
+        records = [json.loads(line) for line in lines[first:]]
+        return records if any(r["message"].startswith("reloaded: ") for r in records) else None
+    records = wait_for("the reload's line as JSON", after_reload)
+    check(records[0]["level"] == "warning" and records[0]["message"].startswith("config: "),
+          "after a reload to json the config's warning is the first JSON line: %s" % records[0])
 
 
 def json_with_hostile_names(args, check, work):
