@@ -231,6 +231,8 @@ class Daemon final : public ChunkSink {
   std::map<std::string, std::string, std::less<>> discoverer_failures_;
   std::set<std::string, std::less<>> discoverers_running_;
   std::map<std::string, std::optional<DiscovererCommand>, std::less<>> discoverer_commands_;
+  // Per discoverer: what its inventory line last said.
+  std::map<std::string, std::string, std::less<>> inventory_logged_;
   bool detector_tick_armed_ = false;
   bool stopping_ = false;
 };
@@ -244,7 +246,7 @@ bool Daemon::load_config() {
     return false;
   }
   config_ = std::move(*cfg);
-  set_log_level(config_.log_level);
+  apply_log_config(config_.log);
   for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
   for (const auto& e : config_.setup_errors.all()) spdlog::warn("config: {}", e.to_string());
   return true;
@@ -742,7 +744,7 @@ std::string Daemon::reload() {
   slots_ = std::move(kept);
   config_ = std::move(*cfg);
   if (token) webhook_->set_token(std::move(*token));
-  set_log_level(config_.log_level);
+  apply_log_config(config_.log);
   for (const auto& w : config_.warnings) spdlog::warn("config: {}", w);
   for (const auto& e : config_.setup_errors.all()) spdlog::warn("config: {}", e.to_string());
   configure();
@@ -854,10 +856,14 @@ void Daemon::on_discovered(std::string_view by, const std::optional<Discovery>& 
   if (!it->second.empty()) spdlog::info("inventory: {} works again", by);
   it->second.clear();
   const Step step = pipeline_->discovered(*found);
-  if (step.inventory_changed) {
-    spdlog::info("inventory: {} lists {} device(s); {} known, {} expected", by,
-                 found->devices.size(), pipeline_->inventory().devices().size(),
-                 pipeline_->inventory().expected());
+  // Logged the first time and when it changes, not at every run: a run always "changes" the
+  // inventory (each device's last_seen), and the line said the same thing every interval.
+  std::string summary =
+      fmt::format("{} device(s); {} known, {} expected", found->devices.size(),
+                  pipeline_->inventory().devices().size(), pipeline_->inventory().expected());
+  if (auto& logged = inventory_logged_[std::string(by)]; logged != summary) {
+    spdlog::info("inventory: {} lists {}", by, summary);
+    logged = std::move(summary);
   }
   apply(step);
 }

@@ -156,17 +156,7 @@ void Loader::load_main(const std::string& path) {
       ctx.error(w, "webhook needs a token_file (the bearer token Alertmanager sends)");
     }
   }
-  if (auto l = r["log"]; l.IsDefined() && yaml::check_map(l, "log", {"level"}, ctx)) {
-    if (auto v = yaml::get_string(l, "level", ctx)) {
-      constexpr std::array<std::string_view, 5> kLevels = {"trace", "debug", "info", "warn",
-                                                           "error"};
-      if (std::find(kLevels.begin(), kLevels.end(), *v) != kLevels.end()) {
-        cfg.log_level = *v;
-      } else {
-        ctx.error(l["level"], "log level must be one of trace, debug, info, warn, error");
-      }
-    }
-  }
+  if (auto l = r["log"]; l.IsDefined()) load_log_config(l, ctx, cfg.log);
   if (auto inv = r["inventory"]; inv.IsDefined()) {
     load_inventory_config(inv, base_dir, ctx, cfg.inventory);
   }

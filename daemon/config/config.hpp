@@ -21,6 +21,7 @@
 #include "collectors/overflow_dump/overflow_dump_source.hpp"
 #include "daemon/actions/action_manager.hpp"
 #include "daemon/config/inventory_config.hpp"
+#include "daemon/config/log_config.hpp"
 #include "daemon/core/errors.hpp"
 #include "daemon/core/types.hpp"
 #include "daemon/state/lifecycle.hpp"
@@ -74,7 +75,7 @@ struct Config {
   std::optional<Duration> control_idle_timeout;
   std::string webhook_listen;  // empty: off
   std::string webhook_token_file;
-  std::string log_level = "info";
+  LogConfig log;
   std::vector<std::string> include{"/etc/faultd/rules.d/*.yaml"};
   std::string mindcluster_fault_codes;    // catalogue path, empty: none
   std::string mindcluster_customization;  // faultCustomization.json path, empty: none

@@ -71,7 +71,7 @@ policy:
   CHECK(cfg->node == "n1");
   CHECK(cfg->state_dir == base + "/state");
   CHECK(cfg->control_socket == base + "/ctl.sock");
-  CHECK(cfg->log_level == "debug");
+  CHECK(cfg->log.level == "debug");
   REQUIRE(cfg->file_sources().size() == 2);
   CHECK(cfg->file_sources()[0].paths == std::vector<std::string>{base + "/logs/plog-*.log"});
   CHECK(cfg->file_sources()[0].start_at == FileSourceConfig::StartAt::End);
@@ -456,4 +456,31 @@ actions:
                                   "not found in PATH"));
     CHECK_THAT(e, Catch::Contains(":7:22: action 'diagnose'") && Catch::Contains("is not a file"));
   }
+}
+
+TEST_CASE("log.format is auto unless set to text, journal or json, any other value is an error",
+          "[config]") {
+  TempDir dir;
+  std::string errors;
+  auto unset = load(dir, "include: []\nlog: { level: warn }\n", errors);
+  INFO(errors);
+  REQUIRE(unset);
+  CHECK(unset->log.format == LogFormat::Auto);
+  CHECK(unset->log.level == "warn");
+  for (const auto format :
+       {LogFormat::Auto, LogFormat::Text, LogFormat::Journal, LogFormat::Json}) {
+    auto cfg =
+        load(dir, "include: []\nlog: { format: " + std::string(to_string(format)) + " }\n", errors);
+    REQUIRE(cfg);
+    CHECK(cfg->log.format == format);
+  }
+
+  const std::string f = dir.file("faultd.yaml");
+  CHECK_FALSE(load(dir, "include: []\nlog:\n  format: syslog\n  colour: red\n", errors));
+  CHECK_THAT(errors,
+             Catch::Contains(f + ":3:11: log format must be one of auto, text, journal, json"));
+  CHECK_THAT(errors, Catch::Contains(f + ":4:3: unknown key 'colour'"));
+  CHECK_FALSE(load(dir, "include: []\nlog: { level: loud }\n", errors));
+  CHECK_THAT(errors, Catch::Contains(
+                         f + ":2:15: log level must be one of trace, debug, info, warn, error"));
 }
