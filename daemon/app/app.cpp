@@ -262,6 +262,13 @@ bool Daemon::lock_state_dir() {
   std::filesystem::create_directories(config_.state_dir, ec);
   const std::string path = config_.state_dir + "/faultd.lock";
   state_lock_ = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  const bool read_only = !state_lock_.valid() && errno == EROFS;
+  if (read_only) {
+    // A read-only state directory is the store's to explain (state.db cannot be written); a
+    // lock file left there still locks when opened for reading.
+    state_lock_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!state_lock_.valid() && errno == ENOENT) return true;
+  }
   if (!state_lock_.valid()) {
     spdlog::critical("state: cannot open the lock file {}: {}", path, std::strerror(errno));
     return false;
@@ -284,6 +291,7 @@ bool Daemon::lock_state_dir() {
     return false;
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
+  if (read_only) return true;
   if (::ftruncate(state_lock_.get(), 0) != 0 ||
       ::pwrite(state_lock_.get(), pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     spdlog::warn("state: cannot write the pid to {}: {}", path, std::strerror(errno));

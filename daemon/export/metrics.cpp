@@ -425,8 +425,7 @@ Metrics::Metrics()
                          .Help(
                              "Findings judged as no storm because their source (or the node) "
                              "already held all the storm windows it may.")
-                         .Register(r)
-                         .Add({});
+                         .Register(r);
   escalations_ = &pm::BuildCounter()
                       .Name("faultd_escalations_total")
                       .Help("Incidents raised to a more severe level by frequency or duration.")
@@ -530,7 +529,8 @@ void Metrics::on_storm(const std::string& rule) { storms_->Add({{"rule", rule}})
 void Metrics::on_folded(const std::string& rule) { folded_->Add({{"rule", rule}}).Increment(); }
 
 void Metrics::on_storms_refused(uint64_t findings) {
-  storms_refused_->Increment(static_cast<double>(findings));
+  // Created at its first count, as the folded incidents': a flood's signal, no series at idle.
+  storms_refused_->Add({}).Increment(static_cast<double>(findings));
 }
 
 void Metrics::on_escalation(FaultLevel to) {

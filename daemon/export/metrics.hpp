@@ -129,7 +129,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* shadow_ = nullptr;
   prometheus::Family<prometheus::Counter>* storms_ = nullptr;
   prometheus::Family<prometheus::Counter>* folded_ = nullptr;
-  prometheus::Counter* storms_refused_ = nullptr;
+  prometheus::Family<prometheus::Counter>* storms_refused_ = nullptr;
   prometheus::Family<prometheus::Counter>* escalations_ = nullptr;
   prometheus::Family<prometheus::Counter>* verdicts_ = nullptr;
   prometheus::Gauge* incidents_open_ = nullptr;

@@ -445,11 +445,12 @@ Step Pipeline::on_action_finished(const ActionRecord& record) {
                 });
 }
 
-// An isolate hook's success applies only to the device as the hook found it: still holding the
-// hook's fault, and moved since the hook started by nothing but that fault's own escalation. A
-// clear (by an operator, the cluster, a recovery or a release), another isolation or another
-// incident in between is a later decision, and it wins. The transition journal says what
-// happened while the hook ran, across a restart too.
+// An isolate hook's success applies only to the device as the hook found it: still not healthy,
+// and moved since the hook started by nothing but the hook's fault's own escalation. A clear (by
+// an operator, the cluster, a recovery or a release), another isolation or another incident in
+// between is a later decision, and it wins. The device need not hold the hook's fault itself: the
+// cluster's isolation request is a fault of its own for a device whose incident is another one.
+// The transition journal says what happened while the hook ran, across a restart too.
 Pipeline::Override Pipeline::isolation_override(const ActionRecord& record) const {
   constexpr size_t kLookBack = 1000;  // transitions of one device while one hook ran
   Override o;
@@ -460,8 +461,7 @@ Pipeline::Override Pipeline::isolation_override(const ActionRecord& record) cons
     if (t.to != DeviceState::Warning || t.fault_id != record.fault_id) first = t;
   }
   const DeviceRecord* d = machine_.find(record.device);
-  const bool holds =
-      d != nullptr && d->state != DeviceState::Healthy && d->fault_id == record.fault_id;
+  const bool holds = d != nullptr && d->state != DeviceState::Healthy;
   if (!first && holds) return o;
   if (d == nullptr || d->state == DeviceState::Healthy) o.cleared = true;
   const std::string fault = "fault " + std::to_string(record.fault_id);

@@ -40,6 +40,8 @@ policy:
   # every injected fault is its own incident: no grouping, no storm verdict
   incident_ttl: 0s
   storm: {{ min_devices: 100000 }}
+# a device per fault: without an inventory only the first 64 device ids named would count
+inventory: {{ devices: "0-{2 * 12 * SECONDS - 1}" }}
 include: ["{rules}/*.yaml"]
 sources:
   - {{ name: app, type: file, paths: ["{logs}/app.log", "{logs}/app.log.1"] }}
