@@ -50,7 +50,8 @@ void usage(std::ostream& out) {
          "  status                                   devices, sources, rules\n"
          "  events [--device D] [--job J] [--since DUR] [--limit N] [--before ID] [--verbose]\n"
          "                                           the fault and action journal, newest first\n"
-         "                                           (--verbose: with each fault's log line)\n"
+         "                                           (--verbose: with each fault's log line and\n"
+         "                                           all a hook printed; else its last line)\n"
          "  isolate DEVICE --reason TEXT             isolate a device (runs the isolate hook)\n"
          "  clear DEVICE --reason TEXT               return a device to healthy\n"
          "  ack DEVICE --reason TEXT                 acknowledge the device's incident\n"
@@ -140,7 +141,17 @@ void print_status(const nlohmann::json& r) {
   }
 }
 
-void print_events(const nlohmann::json& r) {
+// The last non-blank line a hook printed: what a hook says last is usually its outcome.
+std::string last_output_line(const nlohmann::json& action) {
+  const std::string output = action.value("output", std::string());
+  const size_t end = output.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return "";
+  const size_t newline = output.find_last_of("\r\n", end);
+  const size_t from = newline == std::string::npos ? 0 : newline + 1;
+  return terminal_safe(output.substr(from, end + 1 - from));
+}
+
+void print_events(const nlohmann::json& r, bool verbose) {
   std::cout << std::left << std::setw(8) << "ID" << std::setw(26) << "TIME" << std::setw(10)
             << "DEVICE" << std::setw(22) << "LEVEL" << std::setw(10) << "CODE" << std::setw(34)
             << "RULE"
@@ -172,8 +183,16 @@ void print_events(const nlohmann::json& r) {
     for (const auto& a : r["actions"]) {
       std::cout << std::setw(8) << str(a, "fault_id") << std::setw(12) << str(a, "action")
                 << std::setw(10) << str(a, "device") << std::setw(10) << str(a, "status")
-                << std::setw(10) << str(a, "attempts") << std::setw(6) << str(a, "exit_code")
-                << str(a, "detail") << '\n';
+                << std::setw(10) << str(a, "attempts") << std::setw(6) << str(a, "exit_code");
+      std::string detail = str(a, "detail");
+      if (const auto said = last_output_line(a); !said.empty())
+        detail += (detail.empty() ? "" : "; ") + std::string("said: ") + said;
+      std::cout << detail << '\n';
+      if (!verbose) continue;
+      // All the hook printed, indented under its row like a fault's line.
+      std::istringstream output(a.value("output", std::string()));
+      for (std::string line; std::getline(output, line);)
+        std::cout << "        | " << terminal_safe(line) << '\n';
     }
   }
 }
@@ -816,11 +835,11 @@ int run(int argc, char** argv) {
   } else if (a.command == "status") {
     print_status(body);
   } else if (a.command == "events") {
-    print_events(body);
+    print_events(body, a.verbose);
   } else if (a.command == "reload") {
     std::cout << "reloaded: " << str(body, "rules") << " rule(s)\n";
   } else if (a.command == "history" && body.contains("serial")) {
-    print_events(body);
+    print_events(body, a.verbose);
   } else if (a.command == "history") {
     print_history(body);
   } else if (a.command == "incidents") {

@@ -33,6 +33,15 @@ void ActionManager::configure(ActionSettings settings) {
 }
 
 namespace {
+// The first non-blank line a hook printed, at most a log line's worth.
+std::string_view first_output_line(std::string_view output) {
+  constexpr size_t kMaxBytes = 200;
+  const size_t start = output.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return {};
+  output.remove_prefix(start);
+  return output.substr(0, std::min({output.find('\n'), output.find('\r'), kMaxBytes}));
+}
+
 int count_since(const std::deque<TimePoint>& starts, TimePoint since) {
   return static_cast<int>(
       std::count_if(starts.begin(), starts.end(), [since](TimePoint t) { return t >= since; }));
@@ -258,9 +267,16 @@ void ActionManager::save_success(const ActionRecord& rec) {
 void ActionManager::finish(ActionRecord record, const HookResult* result, const Finding& fault) {
   if (result != nullptr) {
     auto level = record.status == ActionStatus::Success ? spdlog::level::info : spdlog::level::warn;
-    spdlog::log(level, "action {} for device {} fault {}: {} (exit {}, {} attempt(s))",
+    // A failed hook's first line of output is usually its reason; the rest is in the journal
+    // (`faultctl events --verbose`).
+    std::string said;
+    if (record.status != ActionStatus::Success) {
+      const auto first = first_output_line(record.output);
+      if (!first.empty()) said = ": " + std::string(first);
+    }
+    spdlog::log(level, "action {} for device {} fault {}: {} (exit {}, {} attempt(s)){}",
                 record.action, record.device, record.fault_id, to_string(record.status),
-                record.exit_code, record.attempts);
+                record.exit_code, record.attempts, said);
   }
   if (on_finished_) on_finished_(record, result);
   start_dependents(record.action, fault, record.status == ActionStatus::Success);

@@ -36,6 +36,7 @@ json to_json(const ActionRecord& a) {
           {"attempts", a.attempts},
           {"exit_code", a.exit_code},
           {"detail", a.detail},
+          {"output", a.output},  // what the hook printed (capped by the runner)
           {"created", format_time(a.created)},
           {"finished", a.finished == TimePoint{} ? "" : format_time(a.finished)}};
 }
