@@ -20,6 +20,13 @@ foreach(_dir prometheus grafana kubernetes)
   endif()
 endforeach()
 
+# Man pages (faultd(8), faultctl(8), faultd.yaml(5)) and faultctl's bash completion.
+install(FILES packaging/man/faultd.8 packaging/man/faultctl.8
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
+install(FILES packaging/man/faultd.yaml.5 DESTINATION ${CMAKE_INSTALL_MANDIR}/man5)
+install(FILES packaging/bash-completion/faultctl
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME faultd)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

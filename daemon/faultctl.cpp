@@ -45,35 +45,69 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitUnavailable = 69;
 
+constexpr const char* kExitCodes =
+    "exit codes: 0 ok; 1 faultd refused or failed the request; 2 usage (a wrong option or\n"
+    "argument); 69 faultd unreachable (is it running? is --socket right?). decode-overflow:\n"
+    "1 some files could not be decoded. compare: see `faultctl compare --help`.\n";
+
+// One entry per command: its synopsis (the global usage's line) and what `faultctl CMD --help`
+// adds. compare's help is its own (compare/cli.cpp).
+struct CommandHelp {
+  const char* name;
+  const char* synopsis;
+  const char* text;
+};
+constexpr CommandHelp kCommands[] = {
+    {"status", "status",
+     "The devices faultd knows (state, level, code, reason), the inventory, and\n"
+     "each source's lines, bytes, lag and errors.\n"},
+    {"events", "events [--device D] [--job J] [--since DUR] [--limit N] [--before ID] [--verbose]",
+     "The fault and action journal, newest first. DETAIL ends with the last line the action's\n"
+     "hook printed. --verbose adds each fault's log line and all a hook printed; -o json\n"
+     "carries both. --since takes a duration (30m, 24h); --before ID pages past fault ID.\n"},
+    {"isolate", "isolate DEVICE --reason TEXT",
+     "Isolate a device as an operator (runs the isolate hook; not counted by the budget).\n"},
+    {"clear", "clear DEVICE --reason TEXT",
+     "Return a device to healthy (an operator's decision).\n"},
+    {"ack", "ack DEVICE --reason TEXT",
+     "Acknowledge the device's open incident (its alert is annotated, not silenced).\n"},
+    {"history", "history DEVICE | --serial S [--limit N]",
+     "A device's transitions and incidents; with --serial, the findings of the card with that\n"
+     "serial (or UUID) in whatever slot it was.\n"},
+    {"incidents", "incidents [--device D] [--all] [--limit N]",
+     "Open incidents (--all: recent closed ones too).\n"},
+    {"budget", "budget",
+     "The isolation budget: automatic isolations used in the window, and the\n"
+     "operator's (not counted).\n"},
+    {"reload", "reload",
+     "Reload the configuration and rules (a bad one keeps the old, saying why).\n"},
+    {"decode-overflow", "decode-overflow --status N [--kind K] | (DIR|FILE.json)...",
+     "Name the causes of an overflow status (K: aicore (default), dha, l2), or decode converted\n"
+     "overflow dumps (DIRs searched; links to dirs not entered): the earliest overflowing\n"
+     "operator, then each dump, earliest (data_index, timestamp) first.\n"},
+    {"compare", "compare NPU_DUMP BENCH_DUMP | --replicas STEP_DIR [--report] ...",
+     "Compare accuracy dumps (msprobe, ptdbg); `faultctl compare --help` for the rest.\n"},
+};
+
+const CommandHelp* find_command(const std::string& name) {
+  for (const auto& c : kCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
 void usage(std::ostream& out) {
-  out << "usage: faultctl [--socket PATH] [-o json] COMMAND\n"
-         "  status                                   devices, sources, rules\n"
-         "  events [--device D] [--job J] [--since DUR] [--limit N] [--before ID] [--verbose]\n"
-         "                                           the fault and action journal, newest first\n"
-         "                                           (--verbose: with each fault's log line and\n"
-         "                                           all a hook printed; else its last line)\n"
-         "  isolate DEVICE --reason TEXT             isolate a device (runs the isolate hook)\n"
-         "  clear DEVICE --reason TEXT               return a device to healthy\n"
-         "  ack DEVICE --reason TEXT                 acknowledge the device's incident\n"
-         "  history DEVICE [--limit N]               the device's transitions and incidents\n"
-         "  history --serial S [--limit N]           the findings of the card with serial (or\n"
-         "                                           UUID) S, in whatever slot it was\n"
-         "  incidents [--device D] [--all] [--limit N]\n"
-         "                                           open (or all recent) incidents\n"
-         "  budget                                   the isolation budget (blast-radius limit)\n"
-         "  reload                                   reload config and rules\n"
-         "  decode-overflow --status N [--kind K]    name the causes of an overflow status\n"
-         "                                           (K: aicore (default), dha, l2)\n"
-         "  decode-overflow (DIR|FILE.json)...       decode converted overflow dumps (DIRs\n"
-         "                                           searched; links to dirs not entered): the\n"
-         "                                           earliest overflowing operator, then each\n"
-         "                                           dump, earliest (data_index, timestamp) first\n"
-         "  compare NPU_DUMP BENCH_DUMP [-o csv|json] [--output FILE]\n"
-         "                                           compare accuracy dumps (msprobe, ptdbg);\n"
-         "  compare --replicas STEP_DIR [--report]   find the data-parallel replica that\n"
-         "                                           disagrees; --report records it with faultd;\n"
-         "                                           `faultctl compare --help` for the rest\n"
-         "The socket defaults to $FAULTD_SOCKET, else /run/faultd/control.sock.\n";
+  out << "usage: faultctl [--socket PATH] [-o json] COMMAND [OPTIONS]\n"
+         "       faultctl COMMAND --help | --help | --version\n\n";
+  for (const auto& c : kCommands) out << "  " << c.synopsis << '\n';
+  out << "\nOptions take their value as `--opt VALUE` or `--opt=VALUE`.\n"
+         "The socket defaults to $FAULTD_SOCKET, else /run/faultd/control.sock.\n"
+      << kExitCodes << "See faultctl(8).\n";
+}
+
+void command_usage(std::ostream& out, const CommandHelp& c) {
+  out << "usage: faultctl [--socket PATH] [-o json] " << c.synopsis << "\n\n"
+      << c.text << '\n'
+      << kExitCodes;
 }
 
 struct Args {
@@ -86,6 +120,8 @@ struct Args {
   size_t limit = 100;
   bool all = false;
   bool verbose = false;
+  bool help = false;                      // --help: the command's usage, or the global one
+  bool version = false;                   // --version
   std::optional<uint64_t> before;         // events: start after this fault id
   std::vector<std::string> compare_args;  // compare: every word after it, parsed by compare/
 };
@@ -239,59 +275,79 @@ void print_budget(const nlohmann::json& r) {
   }
 }
 
-int parse(int argc, char** argv, Args& a) {
+// Reads the command line into `a`; on a mistake, returns kExitUsage with `error` saying what
+// was wrong, in one line.
+int parse(int argc, char** argv, Args& a, std::string& error) {
   const char* env = std::getenv("FAULTD_SOCKET");
   a.socket = env != nullptr && *env != '\0' ? env : faultd::control::kDefaultSocket;
+  auto fail = [&error](std::string why) {
+    error = std::move(why);
+    return kExitUsage;
+  };
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
+    std::string arg = argv[i];
+    // --opt=value is --opt value
+    std::optional<std::string> inline_value;
+    if (const size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = arg.substr(eq + 1);
+      arg.resize(eq);
+    }
     auto value = [&](std::string& out) {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
+      if (inline_value) {
+        out = *inline_value;
+      } else if (i + 1 < argc) {
+        out = argv[++i];
+      } else {
+        return false;
+      }
       return true;
     };
+    auto flag = [&inline_value]() { return !inline_value; };
     std::string v;
+    const auto needs = [&](const char* what) { return fail(arg + " needs " + what); };
     if (arg == "--socket") {
-      if (!value(a.socket)) return kExitUsage;
+      if (!value(a.socket)) return needs("a path");
     } else if (arg == "-o" || arg == "--output") {
-      if (!value(v) || (v != "json" && v != "text")) return kExitUsage;
+      if (!value(v)) return needs("json or text");
+      if (v != "json" && v != "text") return fail(arg + " must be json or text, not '" + v + "'");
       a.json = v == "json";
     } else if (arg == "-o=json" || arg == "-ojson") {
       a.json = true;
     } else if (arg == "--device") {
-      if (!value(a.device)) return kExitUsage;
+      if (!value(a.device)) return needs("a device");
     } else if (arg == "--job") {
-      if (!value(a.job) || a.job.empty()) return kExitUsage;
+      if (!value(a.job) || a.job.empty()) return needs("a job name");
     } else if (arg == "--since") {
-      if (!value(a.since)) return kExitUsage;
+      if (!value(a.since)) return needs("a duration such as 30m or 24h");
     } else if (arg == "--reason") {
-      if (!value(a.reason)) return kExitUsage;
+      if (!value(a.reason)) return needs("a text");
     } else if (arg == "--status") {
-      if (!value(a.status)) return kExitUsage;
+      if (!value(a.status)) return needs("a number");
     } else if (arg == "--kind") {
-      if (!value(a.kind)) return kExitUsage;
+      if (!value(a.kind)) return needs("aicore, dha or l2");
     } else if (arg == "--limit") {
-      if (!value(v)) return kExitUsage;
-      try {
-        a.limit = static_cast<size_t>(std::stoul(v));
-      } catch (const std::exception&) {
-        return kExitUsage;
-      }
-    } else if (arg == "--all") {
+      if (!value(v) || v.empty() || !std::all_of(v.begin(), v.end(), ::isdigit) || v.size() > 9)
+        return fail(arg + " needs a number of rows" + (v.empty() ? "" : ", not '" + v + "'"));
+      a.limit = static_cast<size_t>(std::stoul(v));
+    } else if (arg == "--all" && flag()) {
       a.all = true;
     } else if (arg == "--serial") {
-      if (!value(a.serial) || a.serial.empty()) return kExitUsage;
-    } else if (arg == "--verbose" || arg == "-v") {
+      if (!value(a.serial) || a.serial.empty()) return needs("a serial or UUID");
+    } else if ((arg == "--verbose" || arg == "-v") && flag()) {
       a.verbose = true;
     } else if (arg == "--before") {
       if (!value(v) || v.empty() || !std::all_of(v.begin(), v.end(), ::isdigit) || v.size() > 18)
-        return kExitUsage;
+        return fail(arg + " needs a fault id" + (v.empty() ? "" : ", not '" + v + "'"));
       a.before = std::stoull(v);
-    } else if (arg == "-h" || arg == "--help") {
-      usage(std::cout);
-      std::exit(kExitOk);
+    } else if ((arg == "-h" || arg == "--help") && flag()) {
+      a.help = true;
+    } else if (arg == "--version" && flag()) {
+      a.version = true;
     } else if (!arg.empty() && arg[0] == '-') {
-      std::cerr << "faultctl: unknown option " << arg << '\n';
-      return kExitUsage;
+      if (inline_value &&
+          (arg == "--all" || arg == "--verbose" || arg == "--help" || arg == "--version"))
+        return fail(arg + " takes no value");
+      return fail("unknown option " + arg + (a.command.empty() ? "" : " for " + a.command));
     } else if (a.command.empty()) {
       a.command = arg;
       if (a.command == "compare") {  // its options (-o csv, --output FILE) are its own
@@ -302,7 +358,9 @@ int parse(int argc, char** argv, Args& a) {
       a.positional.push_back(arg);
     }
   }
-  return a.command.empty() ? kExitUsage : kExitOk;
+  if (a.help || a.version) return kExitOk;
+  if (a.command.empty()) return fail("no command given");
+  return kExitOk;
 }
 
 // A journal a listing reads page by page: the reply's rows, the reply's cursor for the next
@@ -739,16 +797,34 @@ faultd::compare::ReportResult report_replicas(const std::string& socket,
 
 int run(int argc, char** argv) {
   Args a;
-  if (parse(argc, argv, a) != kExitOk) {
-    usage(std::cerr);
+  std::string error;
+  const CommandHelp* command = nullptr;
+  auto usage_error = [&](const std::string& why) {
+    std::cerr << "faultctl: " << terminal_safe(why) << " (see `faultctl "
+              << (command != nullptr ? std::string(command->name) + " " : "") << "--help`)\n";
     return kExitUsage;
+  };
+  const int parsed = parse(argc, argv, a, error);
+  command = find_command(a.command);
+  if (parsed != kExitOk) return usage_error(error);
+  if (a.version) {
+    std::cout << "faultctl " << FAULTD_VERSION << '\n';
+    return kExitOk;
+  }
+  if (a.help) {
+    if (command != nullptr) {
+      command_usage(std::cout, *command);
+    } else {
+      usage(std::cout);
+    }
+    return kExitOk;
+  }
+  if (command == nullptr) {
+    return usage_error("unknown command '" + a.command + "'");
   }
   nlohmann::json request{{"cmd", a.command}};
   if (a.command == "status" || a.command == "reload" || a.command == "budget") {
-    if (!a.positional.empty()) {
-      usage(std::cerr);
-      return kExitUsage;
-    }
+    if (!a.positional.empty()) return usage_error(a.command + " takes no argument");
   } else if (a.command == "events") {
     if (!a.device.empty()) request["device"] = a.device;
     if (!a.job.empty()) request["job"] = a.job;
@@ -757,8 +833,7 @@ int run(int argc, char** argv) {
     request["verbose"] = a.verbose;
   } else if (a.command == "history") {
     if (a.positional.size() != (a.serial.empty() ? 1u : 0u)) {
-      std::cerr << "faultctl: history needs a DEVICE, or --serial S\n";
-      return kExitUsage;
+      return usage_error("history needs a DEVICE, or --serial S");
     }
     if (a.serial.empty()) {
       request["device"] = a.positional[0];
@@ -772,8 +847,7 @@ int run(int argc, char** argv) {
     request["limit"] = a.limit;
   } else if (a.command == "isolate" || a.command == "clear" || a.command == "ack") {
     if (a.positional.size() != 1 || a.reason.empty()) {
-      std::cerr << "faultctl: " << a.command << " needs a DEVICE and --reason TEXT\n";
-      return kExitUsage;
+      return usage_error(a.command + " needs a DEVICE and --reason TEXT");
     }
     request["device"] = a.positional[0];
     request["reason"] = a.reason;
@@ -794,10 +868,6 @@ int run(int argc, char** argv) {
         [&a](const auto& report, const auto& device, const auto& socket) {
           return report_replicas(socket.empty() ? a.socket : socket, report, device);
         });
-  } else {
-    std::cerr << "faultctl: unknown command '" << a.command << "'\n";
-    usage(std::cerr);
-    return kExitUsage;
   }
 
   // A reload compiles every rule; give it time.

@@ -1,6 +1,7 @@
 // faultd: the per-node fault-detection daemon. See docs/design.md §3 for the command line.
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,20 @@ void usage(std::ostream& out) {
          "       faultd --replay [--config PATH] --parser NAME FILE...  the same over a "
          "command's saved\n"
          "         output (npu_smi_health, npu_smi_info, deviceinfo_cm, nvidia_smi)\n"
-         "       faultd --version\n";
+         "       faultd --replay --rules RULES.yaml [-o text|json] FILE...  try a rule file "
+         "without a config\n"
+         "         (with --config: its sources, these rules); each finding printed once\n"
+         "       faultd --version | --help\n"
+         "Options take their value as `--opt VALUE` or `--opt=VALUE`.\n"
+         "exit codes: 0 ok; 1 a replayed file unreadable, a listener that cannot start, another\n"
+         "fatal error; 64 usage; 73 the state store cannot be opened or another faultd holds\n"
+         "state_dir; 78 configuration error. See faultd(8) and faultd.yaml(5).\n";
+}
+
+// A usage error in one line, naming what was wrong.
+int usage_error(const std::string& why) {
+  std::cerr << "faultd: " << why << " (see `faultd --help`)\n";
+  return kExitUsage;
 }
 
 int check_config(const std::string& path) {
@@ -49,18 +63,30 @@ int check_config(const std::string& path) {
   return 0;
 }
 
-int replay(const std::string& path, const std::vector<std::string>& files,
-           const std::string& parser_name) {
+// `--rules FILE` without `--config`: those rules alone; with `--config`: the config's sources
+// and policy with those rules instead of its own.
+int replay(const std::string& path, bool config_given, const std::vector<std::string>& rule_files,
+           const std::vector<std::string>& files, const std::string& parser_name,
+           faultd::ReplayOutput format) {
   faultd::ErrorList errors;
-  auto cfg = faultd::load_config(path, errors);
-  if (!cfg) {
+  std::optional<faultd::Config> cfg;
+  if (config_given || rule_files.empty()) cfg = faultd::load_config(path, errors);
+  if (errors.empty() && !rule_files.empty()) {
+    auto rules_only = faultd::rules_only_config(rule_files, errors);
+    if (rules_only && cfg) {
+      cfg->rules = rules_only->rules;
+    } else if (rules_only) {
+      cfg = std::move(rules_only);
+    }
+  }
+  if (!cfg || !errors.empty()) {
     std::cerr << errors.to_string();
     return kExitConfig;
   }
   std::ios::sync_with_stdio(false);
   faultd::ReplaySummary sum;
   if (parser_name.empty()) {
-    sum = faultd::replay_files(*cfg, files, std::cout, std::cerr);
+    sum = faultd::replay_files(*cfg, files, std::cout, std::cerr, format);
   } else {
     // "nvidia_smi" is the bus-id query's parser under the name of its tool
     const auto parser =
@@ -88,22 +114,38 @@ int main(int argc, char** argv) {
   enum class Mode { Run, Check, Replay } mode = Mode::Run;
   std::vector<std::string> files;
   std::string parser;  // --replay --parser NAME: the files are a command's saved output
+  bool config_given = false;
+  std::vector<std::string> rule_files;  // --replay --rules FILE
+  auto format = faultd::ReplayOutput::Json;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--config" || arg == "-c") {
-      if (i + 1 >= argc) {
-        usage(std::cerr);
-        return kExitUsage;
-      }
+      if (i + 1 >= argc) return usage_error(arg + " needs a path");
       config = argv[++i];
+      config_given = true;
     } else if (arg.rfind("--config=", 0) == 0) {
       config = arg.substr(9);
+      config_given = true;
+    } else if (arg == "--rules" || arg.rfind("--rules=", 0) == 0) {
+      if (mode != Mode::Replay) return usage_error("--rules goes after --replay");
+      if (arg == "--rules" && i + 1 >= argc) return usage_error("--rules needs a rule file");
+      rule_files.push_back(arg == "--rules" ? argv[++i] : arg.substr(8));
+    } else if (arg == "-o" || arg == "--output" || arg.rfind("--output=", 0) == 0) {
+      if (mode != Mode::Replay) return usage_error(arg + " goes after --replay");
+      if (arg.rfind("--output=", 0) != 0 && i + 1 >= argc)
+        return usage_error(arg + " needs json or text");
+      const std::string value = arg.rfind("--output=", 0) == 0 ? arg.substr(9) : argv[++i];
+      if (value != "json" && value != "text")
+        return usage_error(arg + " must be json or text, not '" + value + "'");
+      format = value == "text" ? faultd::ReplayOutput::Text : faultd::ReplayOutput::Json;
     } else if (arg == "--check-config") {
       mode = Mode::Check;
     } else if (arg == "--replay") {
       mode = Mode::Replay;
-    } else if (arg == "--parser" && mode == Mode::Replay && i + 1 < argc) {
-      parser = argv[++i];
+    } else if (arg == "--parser" || arg.rfind("--parser=", 0) == 0) {
+      if (mode != Mode::Replay) return usage_error("--parser goes after --replay");
+      if (arg == "--parser" && i + 1 >= argc) return usage_error("--parser needs a name");
+      parser = arg == "--parser" ? argv[++i] : arg.substr(9);
     } else if (arg == "--version") {
       std::cout << "faultd " << FAULTD_VERSION << '\n';
       return 0;
@@ -113,20 +155,15 @@ int main(int argc, char** argv) {
     } else if (mode == Mode::Replay && (arg.empty() || arg[0] != '-' || arg == "-")) {
       files.push_back(arg == "-" ? "/dev/stdin" : arg);
     } else {
-      std::cerr << "faultd: unknown argument '" << arg << "'\n";
-      usage(std::cerr);
-      return kExitUsage;
+      return usage_error("unknown argument '" + arg + "'");
     }
   }
   switch (mode) {
     case Mode::Check:
       return check_config(config);
     case Mode::Replay:
-      if (files.empty()) {
-        std::cerr << "faultd: --replay needs at least one file\n";
-        return kExitUsage;
-      }
-      return replay(config, files, parser);
+      if (files.empty()) return usage_error("--replay needs at least one file");
+      return replay(config, config_given, rule_files, files, parser, format);
     case Mode::Run:
       break;
   }

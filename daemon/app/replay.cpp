@@ -10,11 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
+#include <set>
+#include <tuple>
 
 #include "collectors/file/glob.hpp"
 #include "collectors/file/line_buffer.hpp"
 #include "collectors/file/path_fields.hpp"
 #include "daemon/core/json.hpp"
+#include "daemon/core/terminal_text.hpp"
 #include "rules/matcher.hpp"
 
 namespace faultd {
@@ -67,15 +70,49 @@ std::vector<Route> routes_for(const Config& config, const std::string& path) {
       routes.push_back(Route{"kernel", {}, routes.front().max_line_bytes, "kernel_log"});
     }
   }
-  if (routes.empty()) routes.push_back(Route{"replay", {}, size_t{64} * 1024});
+  if (routes.empty()) {
+    // No file source at all (`--rules` alone, or only probes): the file is a log and the
+    // host's kernel log, as above.
+    routes.push_back(Route{"replay", {}, size_t{64} * 1024});
+    routes.push_back(Route{"kernel", {}, size_t{64} * 1024, "kernel_log"});
+  }
   return routes;
 }
+
+// Prints the findings of one file not printed yet: a line matched by one rule through several
+// routes is one finding (the first route's: its source and path fields).
+class FindingPrinter {
+ public:
+  FindingPrinter(std::ostream& out, ReplayOutput format) : out_(out), format_(format) {}
+  void start_file() { seen_.clear(); }
+  size_t print(const std::vector<Finding>& findings) {
+    size_t printed = 0;
+    for (const auto& f : findings) {
+      if (!seen_.emplace(f.rule, f.line, f.offset, f.device).second) continue;
+      ++printed;
+      if (format_ == ReplayOutput::Json) {
+        out_ << dump_json(to_json(f)) << '\n';
+        continue;
+      }
+      out_ << terminal_safe(f.file) << ':' << f.line << ": " << f.rule << ' ' << to_string(f.level)
+           << (f.code.empty() ? "" : " code " + f.code)
+           << (f.device.empty() ? "" : " device " + terminal_safe(f.device))
+           << (f.recovery ? " (recovery)" : "") << "\n    " << terminal_safe(f.text) << '\n';
+    }
+    return printed;
+  }
+
+ private:
+  std::ostream& out_;
+  const ReplayOutput format_;
+  std::set<std::tuple<std::string, uint64_t, uint64_t, std::string>> seen_;
+};
 
 // Feeds one file to one route through the file source's own line splitting and the daemon's
 // Matcher. A file's lines are one stream: its multi-line progress and detector series stay in
 // this Matcher.
 bool replay_one(const Config& config, const std::string& path, const Route& route,
-                ReplaySummary& sum, std::ostream& out, std::ostream& err) {
+                ReplaySummary& sum, FindingPrinter& printer, std::ostream& err) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     err << "faultd: " << path << ": " << std::strerror(errno) << '\n';
@@ -95,16 +132,13 @@ bool replay_one(const Config& config, const std::string& path, const Route& rout
         c.noticed = now;
         findings.clear();
         matcher.match(c, now, findings);
-        for (const auto& f : findings) out << dump_json(to_json(f)) << '\n';
-        sum.findings += findings.size();
+        sum.findings += printer.print(findings);
         sum.lines += p.lines();
         sum.bytes += p.end_offset - p.start_offset;
       });
   ::close(fd);
   // The end of the file: the findings still waiting for the lines after them are settled.
-  const std::vector<Finding> held = matcher.flush();
-  for (const auto& f : held) out << dump_json(to_json(f)) << '\n';
-  sum.findings += held.size();
+  sum.findings += printer.print(matcher.flush());
   if (error != 0) {
     err << "faultd: " << path << ": " << std::strerror(error) << '\n';
     return false;
@@ -145,19 +179,37 @@ CommandLine leading_command(std::string_view output) {
 }  // namespace
 
 ReplaySummary replay_files(const Config& config, const std::vector<std::string>& files,
-                           std::ostream& out, std::ostream& err) {
+                           std::ostream& out, std::ostream& err, ReplayOutput format) {
   ReplaySummary sum;
+  FindingPrinter printer(out, format);
   const auto start = std::chrono::steady_clock::now();
   for (const auto& path : files) {
     ++sum.files;
     bool ok = true;
+    printer.start_file();
     for (const auto& route : routes_for(config, path)) {
-      ok = replay_one(config, path, route, sum, out, err) && ok;
+      ok = replay_one(config, path, route, sum, printer, err) && ok;
     }
     if (!ok) ++sum.unreadable;
   }
   sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return sum;
+}
+
+std::optional<Config> rules_only_config(const std::vector<std::string>& rule_files,
+                                        ErrorList& errors) {
+  Config config;
+  config.include.clear();
+  std::vector<RuleSpec> specs;
+  for (const auto& file : rule_files) {
+    load_rule_file(file, specs, errors);
+    config.rule_files.push_back(file);
+  }
+  CodeLevels levels;
+  levels.default_level = config.policy.default_level;
+  config.rules = RuleSet::build(std::move(specs), std::move(levels), errors);
+  if (!errors.empty() || !config.rules) return std::nullopt;
+  return config;
 }
 
 ReplaySummary replay_outputs(const Config& config, CommandParser parser,

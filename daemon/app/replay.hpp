@@ -1,8 +1,8 @@
 // `faultd --replay FILE...`: the rules run offline over files, exactly as the daemon would see
 // them, for testing rules and for post-mortems. Each file goes to the file sources whose globs
 // match its path (else to every file source), so `sources:` filters and path_fields apply as in
-// production. Findings are printed as JSON lines; nothing is written to the store and no hook
-// runs.
+// production. Findings are printed as JSON lines (or text), each once; nothing is written to the
+// store and no hook runs. `faultd --replay --rules FILE` tries a rule file without a config.
 //
 // `faultd --replay --parser NAME FILE...`: each file is saved output of a command source's
 // command (npu-smi's health block or device table, the Device Plugin's ConfigMap, nvidia-smi's
@@ -15,6 +15,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,21 @@ struct ReplaySummary {
   double seconds = 0;
 };
 
+// How findings are printed: one JSON object a line (the contract, docs/design.md §3.1), or a
+// line for a person (`-o text`): file:line, rule, level, code, device, then the matched line.
+enum class ReplayOutput { Json, Text };
+
+// A file no source claims goes to several routes (every file source, the kernel log); a finding
+// of one line by one rule is printed once, whichever routes matched it.
 ReplaySummary replay_files(const Config& config, const std::vector<std::string>& files,
-                           std::ostream& out, std::ostream& err);
+                           std::ostream& out, std::ostream& err,
+                           ReplayOutput format = ReplayOutput::Json);
+// `faultd --replay --rules FILE...`: a config of nothing but these rule files (no source, no
+// catalogue, the default policy), so a site can try its own pack against lines without writing a
+// config. nullopt on any error, `errors` holding each as file:line:column.
+std::optional<Config> rules_only_config(const std::vector<std::string>& rule_files,
+                                        ErrorList& errors);
+
 ReplaySummary replay_outputs(const Config& config, CommandParser parser,
                              const std::vector<std::string>& files, std::ostream& out,
                              std::ostream& err);

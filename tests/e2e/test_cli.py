@@ -4,6 +4,7 @@ file:line:column errors), --replay (JSON findings on stdout, a summary on stderr
 unreadable file), and the install target with a unit that systemd-analyze accepts."""
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -117,6 +118,100 @@ sources:
     check(r.returncode == 64 and "unknown parser" in r.stderr, "an unknown parser is a usage error")
 
 
+FAULTCTL_COMMANDS = ("status", "events", "isolate", "clear", "ack", "history", "incidents",
+                     "budget", "reload", "decode-overflow", "compare")
+
+
+def conventions(args, check, work):
+    """Issue 28, item 11: per-command help, one-line errors that name what was wrong,
+    --version, --opt=value and the exit codes in the help."""
+    r = run([args.faultctl, "--version"])
+    check(r.returncode == 0 and re.fullmatch(r"faultctl \S+\n", r.stdout) is not None,
+          "faultctl --version prints its version (%r)" % r.stdout)
+    top = run([args.faultctl, "--help"])
+    check(top.returncode == 0 and "exit codes:" in top.stdout and " 69 " in top.stdout,
+          "faultctl --help lists the exit codes")
+    for command in FAULTCTL_COMMANDS:
+        r = run([args.faultctl, command, "--help"])
+        first = r.stdout.splitlines()[0] if r.stdout else ""
+        check(r.returncode == 0 and r.stdout != top.stdout and command in first
+              and first.startswith("usage: faultctl"),
+              "faultctl %s --help prints that command's usage (%r)" % (command, first))
+    socket = os.path.join(work, "nobody.sock")
+    for argv, names in ((["events", "--limit", "ten"], "--limit"),
+                        (["events", "--bogus"], "--bogus"),
+                        (["isolate", "3"], "--reason"),
+                        (["frobnicate"], "frobnicate"),
+                        (["status", "--all=yes"], "--all")):
+        r = run([args.faultctl, "--socket", socket] + argv)
+        lines = r.stderr.splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and names in lines[0] and r.stdout == "",
+              "faultctl %s: exit 2 with one line naming %s (%r)" % (" ".join(argv), names, r.stderr))
+    # --opt=value: parsed as --opt value, so the request gets as far as the (absent) daemon.
+    r = run([args.faultctl, "--socket=" + socket, "events", "--limit=5", "--device=3",
+             "--since=1h", "-o", "json"])
+    check(r.returncode == 69 and "nobody.sock" in r.stderr,
+          "--socket=PATH --limit=N --device=D are taken as values (%d: %s)"
+          % (r.returncode, r.stderr.strip()))
+    r = run([args.faultd, "--help"])
+    check(r.returncode == 0 and "exit codes:" in r.stdout and " 78 " in r.stdout,
+          "faultd --help lists the exit codes")
+    r = run([args.faultd, "--bogus"])
+    check(r.returncode == 64 and len(r.stderr.splitlines()) == 1 and "--bogus" in r.stderr,
+          "faultd: an unknown argument is one line naming it (%r)" % r.stderr)
+    r = run([args.faultd, "--replay", "--parser=nope", os.devnull])
+    check(r.returncode == 64 and "unknown parser 'nope'" in r.stderr,
+          "faultd --parser=NAME is taken as a value (%r)" % r.stderr.strip())
+
+
+def replay_rules(args, check, work):
+    """Issue 28, item 8: a site tries its own rule pack against lines without a config
+    (`--replay --rules FILE -o text`), and a file no source claims gives each finding once,
+    however many file sources the config has."""
+    rules = os.path.join(work, "site-rules.yaml")
+    with open(rules, "w") as f:
+        f.write("""rules:
+  - id: site.ecc
+    description: the site's own ECC line
+    match: { any: ["uncorrectable ECC"], regex: 'gpu=(?P<device>\\d+)' }
+    device: "{device}"
+    fault: { code: SITE01, level: SeparateNPU }
+""")
+    log = os.path.join(work, "lines.log")
+    with open(log, "w") as f:
+        f.write("boot ok\nuncorrectable ECC error gpu=3\nall quiet\n")
+    r = run([args.faultd, "--replay", "--rules", rules, "-o", "text", log])
+    lines = r.stdout.splitlines()
+    check(r.returncode == 0 and len(lines) == 2
+          and lines[0] == "%s:2: site.ecc SeparateNPU code SITE01 device 3" % log
+          and lines[1].strip() == "uncorrectable ECC error gpu=3",
+          "--replay --rules FILE -o text prints the finding once, without a config (%r, %s)"
+          % (r.stdout, r.stderr.strip()))
+    r = run([args.faultd, "--replay", "--rules=" + rules, log])
+    found = [json.loads(l) for l in r.stdout.splitlines()]
+    check(r.returncode == 0 and [(f["rule"], f["device"], f["line"]) for f in found]
+          == [("site.ecc", "3", 2)], "--rules=FILE with JSON output (%s)" % r.stdout.strip())
+    # A config with three file sources, none of whose globs claims the file: once, not thrice.
+    config = os.path.join(work, "three-sources.yaml")
+    with open(config, "w") as f:
+        f.write("""include: ["%s"]
+sources:
+  - { name: a, paths: ["/nowhere/a/*.log"] }
+  - { name: b, paths: ["/nowhere/b/*.log"] }
+  - { name: c, paths: ["/nowhere/c/*.log"] }
+""" % rules)
+    r = run([args.faultd, "--replay", "--config", config, log])
+    found = [json.loads(l) for l in r.stdout.splitlines()]
+    check(r.returncode == 0 and len(found) == 1 and "1 finding(s)" in r.stderr,
+          "a file no source claims gives each finding once (%d: %s)" % (len(found), r.stderr.strip()))
+    bad = os.path.join(work, "bad-rules.yaml")
+    with open(bad, "w") as f:
+        f.write("rules:\n  - id: x\n    match: { any: [a] }\n    fault: { level: Nope }\n")
+    r = run([args.faultd, "--replay", "--rules", bad, log])
+    check(r.returncode == 78 and bad + ":" in r.stderr,
+          "a rule file with an error: exit 78 naming file:line:column (%s)" % r.stderr.strip())
+
+
 def install(args, check, work):
     build_dir = os.path.dirname(os.path.abspath(args.faultd))
     dest = os.path.join(work, "root")
@@ -124,8 +219,27 @@ def install(args, check, work):
     check(r.returncode == 0, "cmake --install succeeds (%s)" % r.stderr.strip())
     for path in ("usr/sbin/faultd", "usr/bin/faultctl", "etc/faultd/faultd.yaml",
                  "etc/faultd/rules.d/ascend-asd.yaml", "etc/faultd/hooks/isolate-device",
-                 "usr/lib/systemd/system/faultd.service", "usr/share/doc/faultd/README.md"):
+                 "usr/lib/systemd/system/faultd.service", "usr/share/doc/faultd/README.md",
+                 "usr/share/man/man8/faultd.8", "usr/share/man/man8/faultctl.8",
+                 "usr/share/man/man5/faultd.yaml.5",
+                 "usr/share/bash-completion/completions/faultctl"):
         check(os.path.exists(os.path.join(dest, path)), "installed /" + path)
+    for page in ("man8/faultd.8", "man8/faultctl.8", "man5/faultd.yaml.5"):
+        path = os.path.join(dest, "usr/share/man", page)
+        if shutil.which("man") and os.path.exists(path):
+            r = run(["man", "--warnings", "-l", path], env=dict(os.environ, MANPAGER="cat",
+                                                                  MANWIDTH="80"))
+            check(r.returncode == 0 and "NAME" in r.stdout and "warning" not in r.stderr,
+                  "man renders %s without warnings (%s)" % (page, r.stderr.strip()[:300]))
+    completion = os.path.join(dest, "usr/share/bash-completion/completions/faultctl")
+    if shutil.which("bash") and os.path.exists(completion):
+        # The completion offers every command faultctl knows, after sourcing it in bash.
+        script = ('source %s; COMP_WORDS=(faultctl ""); COMP_CWORD=1; _faultctl; '
+                  'printf "%%s\\n" "${COMPREPLY[@]}"' % completion)
+        r = run(["bash", "-c", script])
+        offered = set(r.stdout.split())
+        check(set(FAULTCTL_COMMANDS) <= offered,
+              "the bash completion offers every command (%s)" % sorted(set(FAULTCTL_COMMANDS) - offered))
     check(os.access(os.path.join(dest, "etc/faultd/hooks/isolate-device"), os.X_OK),
           "example hooks stay executable")
     if shutil.which("systemd-analyze") is None:
@@ -156,4 +270,4 @@ def install(args, check, work):
 
 
 if __name__ == "__main__":
-    harness.main(cli, install)
+    harness.main(cli, conventions, replay_rules, install)
