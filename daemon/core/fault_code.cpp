@@ -40,6 +40,7 @@ std::string hex_code(std::string_view text) {
 }
 
 std::string code_label(std::string_view code) {
+  if (code.empty()) return {};  // a finding without a code: no code, not a wrong one
   std::string normalized = normalize_code(code);
   return is_valid_code(normalized) ? normalized : "invalid";
 }
@@ -51,7 +52,7 @@ void CodeLabels::set_known(std::set<std::string> known) {
 
 std::string CodeLabels::label(std::string_view code) {
   std::string label = code_label(code);
-  if (label == "invalid") return label;
+  if (label.empty() || label == "invalid") return label;
   std::lock_guard lock(mu_);
   if (known_.count(label) != 0 || others_.count(label) != 0) return label;
   if (others_.size() >= cap_) return "other";

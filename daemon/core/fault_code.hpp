@@ -24,7 +24,8 @@ bool is_valid_code(std::string_view code);
 // hex digits, with or without 0x, normalized; empty when the text is not one.
 std::string hex_code(std::string_view text);
 
-// A code as a metric label: the normalized code when valid, else "invalid" (never log text).
+// A code as a metric label: empty for no code, the normalized code when valid, else "invalid"
+// (never log text).
 std::string code_label(std::string_view code);
 
 // Code labels with a bounded number of values, since a log writer chooses the codes its lines

@@ -8,7 +8,16 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
 
 namespace faultd {
 
@@ -66,6 +75,29 @@ pm::MetricFamily incident_starts(const std::vector<DeviceRecord>& devices, CodeL
                               pm::MetricType::Gauge));
   }
   return f;
+}
+
+// A device's names as faultd_device_info's labels: faultd's own, then the same names under the
+// labels the vendor's exporter gives them, so that a PromQL join needs no label_replace.
+// dcgm-exporter labels a GPU `gpu` (index), `UUID`, `pci_bus_id` (as nvidia-smi prints it:
+// NVIDIA/dcgm-exporter internal/pkg/rendermetrics/render_metrics.go); Ascend's npu-exporter
+// labels a chip `id` (the physical id), `pcie_bus_info` (Ascend/ascend-npu-exporter
+// collector/npu_collector.go). The other vendor's labels are empty (absent in PromQL).
+std::vector<pm::ClientMetric::Label> info_labels(const InventoryDevice& d) {
+  const bool nvidia = d.vendor == "nvidia";
+  const bool ascend = d.vendor == "ascend";
+  return {{"device", d.id},
+          {"vendor", d.vendor},
+          {"model", d.model},
+          {"serial", d.serial},
+          {"bus_id", d.bus_id},
+          {"uuid", d.uuid},
+          {"physical_id", d.physical_id},
+          {"gpu", nvidia ? d.id : ""},
+          {"UUID", nvidia ? d.uuid : ""},
+          {"pci_bus_id", nvidia ? d.bus_id : ""},
+          {"id", ascend ? d.physical_id : ""},
+          {"pcie_bus_info", ascend ? d.bus_id : ""}};
 }
 
 }  // namespace
@@ -171,15 +203,7 @@ class Metrics::InventoryGauges final : public pm::Collectable {
     auto present = family("faultd_devices_present",
                           "Inventory devices that every discoverer still lists.", T::Gauge);
     const InventorySnapshot inv = view->inventory();
-    for (const auto& d : inv.devices) {
-      info.metric.push_back(sample({{"device", d.id},
-                                    {"model", d.model},
-                                    {"serial", d.serial},
-                                    {"bus_id", d.bus_id},
-                                    {"uuid", d.uuid},
-                                    {"physical_id", d.physical_id}},
-                                   1, T::Gauge));
-    }
+    for (const auto& d : inv.devices) info.metric.push_back(sample(info_labels(d), 1, T::Gauge));
     std::array<int, kDeviceStateCount> counts{};
     for (const auto& d : view->snapshot()) ++counts[static_cast<size_t>(d.state)];
     for (int i = 0; i < kDeviceStateCount; ++i) {
@@ -329,6 +353,86 @@ class Metrics::Numerics final : public pm::Collectable {
   std::vector<DetectorBank::SeriesStats> series_;
 };
 
+// The standard process_* families every Prometheus client library exports (client_golang's
+// process collector names), read from /proc/self at scrape time, so that a fleet's dashboards
+// for CPU, memory, descriptors and restarts work on faultd too. A file that cannot be read
+// leaves its families out rather than exporting a wrong 0.
+class Metrics::ProcessStats final : public pm::Collectable {
+ public:
+  std::vector<pm::MetricFamily> Collect() const override {
+    using T = pm::MetricType;
+    std::vector<pm::MetricFamily> out;
+    auto one = [&out](const char* name, const char* help, T type, double value) {
+      auto f = family(name, help, type);
+      f.metric.push_back(sample({}, value, type));
+      out.push_back(std::move(f));
+    };
+    if (const auto st = read_stat()) {
+      one("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
+          T::Counter, st->cpu_seconds);
+      one("process_resident_memory_bytes", "Resident memory size in bytes.", T::Gauge,
+          st->resident_bytes);
+      one("process_virtual_memory_bytes", "Virtual memory size in bytes.", T::Gauge,
+          st->virtual_bytes);
+      if (st->start_time > 0) {
+        one("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+            T::Gauge, st->start_time);
+      }
+    }
+    std::error_code ec;
+    double fds = 0;
+    for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+         it.increment(ec))
+      ++fds;
+    if (!ec) one("process_open_fds", "Number of open file descriptors.", T::Gauge, fds);
+    if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+      one("process_max_fds", "Maximum number of open file descriptors.", T::Gauge,
+          static_cast<double>(lim.rlim_cur));
+    }
+    return out;
+  }
+
+ private:
+  struct Stat {
+    double cpu_seconds = 0, resident_bytes = 0, virtual_bytes = 0, start_time = 0;
+  };
+  // proc(5): the fields after the command's closing parenthesis (the command may hold spaces
+  // and parentheses itself), utime and stime in clock ticks, starttime in ticks after boot.
+  static std::optional<Stat> read_stat() {
+    std::ifstream in("/proc/self/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    std::istringstream fields(text.substr(close + 2));
+    std::vector<std::string> f{std::istream_iterator<std::string>(fields),
+                               std::istream_iterator<std::string>()};
+    // f[0] is field 3 (state): field N is f[N - 3].
+    if (f.size() < 22) return std::nullopt;
+    const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
+    if (ticks <= 0 || page <= 0) return std::nullopt;
+    try {
+      Stat st;
+      st.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / ticks;
+      st.virtual_bytes = std::stod(f[20]);
+      st.resident_bytes = std::stod(f[21]) * page;
+      if (const double boot = boot_time(); boot > 0)
+        st.start_time = boot + std::stod(f[19]) / ticks;
+      return st;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  // /proc/stat's btime: the boot time in seconds since the epoch.
+  static double boot_time() {
+    std::ifstream in("/proc/stat");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("btime ", 0) == 0) return std::strtod(line.c_str() + 6, nullptr);
+    }
+    return 0;
+  }
+};
+
 Metrics::Metrics()
     : registry_(std::make_shared<pm::Registry>()),
       codes_(std::make_shared<CodeLabels>()),
@@ -343,7 +447,8 @@ Metrics::Metrics()
           "Control socket connections (and commands) refused (permission, over_capacity) or "
           "closed (idle_timeout).",
           "reason")),
-      numerics_(std::make_shared<Numerics>()) {
+      numerics_(std::make_shared<Numerics>()),
+      process_(std::make_shared<ProcessStats>()) {
   auto& r = *registry_;
   faults_ = &pm::BuildCounter()
                  .Name("faultd_faults_total")
@@ -479,6 +584,7 @@ void Metrics::serve(const std::string& listen) {
   exposer_->RegisterCollectable(webhook_requests_);
   exposer_->RegisterCollectable(control_refusals_);
   exposer_->RegisterCollectable(numerics_);
+  exposer_->RegisterCollectable(process_);
 }
 
 std::vector<int> Metrics::listening_ports() const {
@@ -619,6 +725,7 @@ std::string Metrics::render() const {
   for (auto& f : webhook_requests_->Collect()) all.push_back(std::move(f));
   for (auto& f : control_refusals_->Collect()) all.push_back(std::move(f));
   for (auto& f : numerics_->Collect()) all.push_back(std::move(f));
+  for (auto& f : process_->Collect()) all.push_back(std::move(f));
   return pm::TextSerializer().Serialize(all);
 }
 

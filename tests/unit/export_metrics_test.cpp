@@ -249,6 +249,67 @@ TEST_CASE("findings count by device, level and code; latency is observed", "[exp
   CHECK_THAT(text, Catch::Contains("faultd_detection_latency_seconds_bucket{le=\"0.0025\"} 0"));
 }
 
+TEST_CASE("a finding without a code counts with an empty code, not an invalid one", "[export]") {
+  Metrics m;
+  Finding f;
+  f.rule = "r";
+  f.device = "1";
+  f.level = FaultLevel::RestartBusiness;
+  m.on_finding(f, TimePoint{1s});
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains(
+                       "faultd_faults_total{code=\"\",device=\"1\",level=\"RestartBusiness\"} 1"));
+  CHECK_THAT(text, !Catch::Contains("invalid"));
+}
+
+TEST_CASE("process metrics and the start time are read from /proc at scrape time", "[export]") {
+  Metrics m;
+  const auto text = m.render();
+  auto value = [&text](const std::string& name) {
+    const size_t at = text.find('\n' + name + ' ');
+    REQUIRE(at != std::string::npos);
+    return std::stod(text.substr(at + name.size() + 2));
+  };
+  const double now = static_cast<double>(to_unix_ms(std::chrono::system_clock::now())) / 1000.0;
+  const double started = value("process_start_time_seconds");
+  CHECK(started <= now + 1);
+  CHECK(started > now - 7 * 24 * 3600.0);  // this test process started within the week
+  CHECK(value("process_cpu_seconds_total") >= 0);
+  CHECK(value("process_resident_memory_bytes") > 4096);
+  CHECK(value("process_virtual_memory_bytes") >= value("process_resident_memory_bytes"));
+  CHECK(value("process_open_fds") >= 3);  // stdin, stdout, stderr at least
+  CHECK_THAT(text, Catch::Contains("# TYPE process_cpu_seconds_total counter"));
+}
+
+TEST_CASE("device info carries the labels dcgm-exporter and npu-exporter join on", "[export]") {
+  Metrics m;
+  auto view = std::make_shared<DeviceView>();
+  m.set_devices(view);
+  InventoryDevice gpu;
+  gpu.id = "0";
+  gpu.vendor = "nvidia";
+  gpu.model = "NVIDIA L40S";
+  gpu.bus_id = "00000000:0D:00.0";
+  gpu.uuid = "GPU-a8affe7e-7930-ae20-3fc6-4b0edf3ebbf3";
+  gpu.seen_by = {"nvidia-smi"};
+  InventoryDevice npu;
+  npu.id = "1";
+  npu.vendor = "ascend";
+  npu.model = "910B3";
+  npu.bus_id = "0000:C2:00.0";
+  npu.physical_id = "5";
+  npu.seen_by = {"npu-smi"};
+  Inventory inventory;
+  inventory.load({gpu, npu});
+  view->publish({}, inventory);
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains("gpu=\"0\",UUID=\"GPU-a8affe7e-7930-ae20-3fc6-4b0edf3ebbf3\","
+                                   "pci_bus_id=\"00000000:0D:00.0\",id=\"\",pcie_bus_info=\"\"}"));
+  // npu-exporter's `id` is the chip's physical id, not faultd's logical one.
+  CHECK_THAT(text, Catch::Contains("gpu=\"\",UUID=\"\",pci_bus_id=\"\",id=\"5\","
+                                   "pcie_bus_info=\"0000:C2:00.0\"}"));
+}
+
 TEST_CASE("a recovery is a rule match, not one more fault", "[export]") {
   Metrics m;
   Finding f;
