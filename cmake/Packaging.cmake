@@ -20,6 +20,17 @@ foreach(_dir prometheus grafana kubernetes)
   endif()
 endforeach()
 
+# Debian's copyright file and the changelog (gzipped, as policy wants it, without a timestamp
+# so that the package is reproducible).
+install(FILES packaging/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+find_program(FAULTD_GZIP gzip REQUIRED)
+mark_as_advanced(FAULTD_GZIP)
+execute_process(COMMAND ${FAULTD_GZIP} -9nc ${PROJECT_SOURCE_DIR}/packaging/debian/changelog
+                OUTPUT_FILE ${PROJECT_BINARY_DIR}/changelog.gz COMMAND_ERROR_IS_FATAL ANY)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${PROJECT_SOURCE_DIR}/packaging/debian/changelog)
+install(FILES ${PROJECT_BINARY_DIR}/changelog.gz DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
 # Man pages (faultd(8), faultctl(8), faultd.yaml(5)) and faultctl's bash completion.
 install(FILES packaging/man/faultd.8 packaging/man/faultctl.8
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
@@ -65,6 +76,8 @@ else()
       libc6 libstdc++6 libgcc-s1 libre2-9 libyaml-cpp0.7 libspdlog1.10 libfmt9
       libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libsqlite3-0 libsystemd0 zlib1g)
 endif()
+# Six of the seven shipped hooks are Python scripts; faultd itself runs without it.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS python3)
 # postinst creates the group with addgroup (adduser) or groupadd (passwd), whichever is there.
 list(PREPEND _faultd_depends "adduser | passwd")
 list(JOIN _faultd_depends ", " CPACK_DEBIAN_PACKAGE_DEPENDS)

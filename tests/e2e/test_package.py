@@ -15,6 +15,7 @@ gets nothing but the install_manifest.txt that any install writes), then:
 Skipped (exit 0) only when cpack or dpkg-deb are not installed."""
 import copy
 import glob
+import gzip
 import os
 import re
 import shutil
@@ -132,6 +133,8 @@ def check_control(check, deb, version, arch, entries, root, control_dir):
                     "libprometheus-cpp-pull1.0", "libprometheus-cpp-core1.0"):
         check(package in names, "Depends names %s" % package)
     check("adduser" in names and "passwd" in names, "Depends names a tool to create the group")
+    check("python3" in depends_names(field(deb, "Recommends")),
+          "Recommends python3, which the shipped Python hooks run on (%s)" % field(deb, "Recommends"))
     for binary in ("usr/sbin/faultd", "usr/bin/faultctl"):
         owners = needed_packages(os.path.join(root, binary))
         if owners is None:
@@ -195,14 +198,75 @@ def check_contents(args, check, entries):
             want = "-rwxr-xr-x" if os.access(path, os.X_OK) else "-rw-r--r--"
             mode = entries.get("/etc/faultd/hooks/" + rel, ("",))[0]
             check(mode == want, "hook file %s is shipped with mode %s (%s)" % (rel, want, mode))
-    for doc in ("README.md", "hooks.md", "operations.md"):
+    for doc in ("README.md", "hooks.md", "operations.md", "copyright", "changelog.gz"):
         check("/usr/share/doc/faultd/" + doc in entries, "/usr/share/doc/faultd/%s is shipped" % doc)
+    for page in ("/usr/share/man/man8/faultd.8", "/usr/share/man/man8/faultctl.8",
+                 "/usr/share/man/man5/faultd.yaml.5",
+                 "/usr/share/bash-completion/completions/faultctl"):
+        check(entries.get(page, ("",))[0] == "-rw-r--r--", "%s is shipped, mode 0644" % page)
     outside = [p for p in entries if not (p.startswith("/usr/") or p.startswith("/etc/")
                                           or p in ("/", "/usr", "/etc"))]
     check(not outside, "nothing is installed outside /usr and /etc (%s)" % outside)
     check(not [p for p in entries if p.startswith("/usr/local")], "nothing goes to /usr/local")
     owners = {owner for _, owner in entries.values()}
     check(owners == {"root/root"}, "every file is owned by root/root (%s)" % owners)
+
+
+def check_docs(check, root, version):
+    """The copyright file in Debian's machine-readable format, and a changelog whose latest
+    entry is this version."""
+    doc = os.path.join(root, "usr/share/doc/faultd")
+    try:
+        with open(os.path.join(doc, "copyright")) as f:
+            copyright_text = f.read()
+    except OSError:
+        copyright_text = ""
+    check(copyright_text.startswith("Format: https://www.debian.org/doc/packaging-manuals/"
+                                    "copyright-format/1.0/") and "\nFiles: *\n" in copyright_text
+          and "\nLicense: " in copyright_text,
+          "the copyright file is in Debian's machine-readable format with a Files: * paragraph")
+    try:
+        with gzip.open(os.path.join(doc, "changelog.gz"), "rt") as f:
+            first = f.readline()
+            text = first + f.read()
+    except OSError:
+        first = text = ""
+    check(re.match(r"faultd \(%s\) \S+; urgency=\w+$" % re.escape(version), first) is not None,
+          "the changelog's latest entry is this version (%r)" % first.strip())
+    check(re.search(r"^ -- .+ <[^>]+>  \w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}$",
+                    text, re.M) is not None, "the changelog entry has a signed-off trailer line")
+
+
+def check_container(args, check, entries):
+    """The container image build for the DaemonSet, checked for consistency with the package
+    and the manifest (building the image needs docker or podman and the network)."""
+    path = os.path.join(args.source_dir, "packaging", "container", "Containerfile")
+    if not check(os.path.exists(path), "packaging/container/Containerfile exists"):
+        return
+    with open(path) as f:
+        text = f.read()
+    bases = re.findall(r"^FROM\s+(\S+)", text, re.M)
+    check(bases and all(b.startswith("debian:12") for b in bases),
+          "the image builds and runs on Debian 12, whose package names Depends uses (%s)" % bases)
+    check("cpack -G DEB" in text and re.search(r"apt-get install .*faultd_\*\.deb", text, re.S),
+          "the image installs the package this tree builds, so image and package cannot drift")
+    check(re.search(r"apt-get install[^\n]*(\n[^\n]*)*python3", text) is not None,
+          "the image has python3 for the hooks")
+    entrypoint = re.search(r'^ENTRYPOINT \["([^"]+)"', text, re.M)
+    check(entrypoint and entrypoint.group(1) in entries,
+          "the entrypoint is a file of the package (%s)" % (entrypoint and entrypoint.group(1)))
+    with open(os.path.join(args.source_dir, "etc", "kubernetes", "faultd-daemonset.yaml")) as f:
+        daemonset = f.read()
+    check("packaging/container/Containerfile" in daemonset,
+          "the DaemonSet says which file builds its image")
+    for program in re.findall(r"(/usr/s?bin/faultd|/usr/bin/faultctl)\b", daemonset):
+        check(program in entries, "the DaemonSet's %s is a file of the package" % program)
+    dockerignore = os.path.join(args.source_dir, ".dockerignore")
+    check(os.path.exists(dockerignore) and "build" in open(dockerignore).read(),
+          ".dockerignore keeps build directories out of the build context")
+    engine = shutil.which("docker") or shutil.which("podman")
+    if engine is None:
+        print("# neither docker nor podman installed: the image itself is not built here")
 
 
 def check_extracted(args, check, work, root, version, rule_packs):
@@ -220,6 +284,10 @@ def check_extracted(args, check, work, root, version, rule_packs):
     config = os.path.join(work, "packaged.yaml")
     with open(config, "w") as f:
         f.write(text.replace("/etc/faultd/", os.path.join(root, "etc/faultd") + "/"))
+    check(re.search(r"^  dry_run: true$", text, re.M) is not None,
+          "the packaged config runs in dry run: a rollout starts there (issue 28, item 6)")
+    check(re.search(r"^  - \{ name: kernel, type: kmsg \}$", text, re.M) is not None,
+          "the packaged config reads the kernel log (Xid, heartbeat loss) on every vendor")
     r = run([faultd, "--check-config", "--config", config])
     m = re.search(r"ok: (\d+) rule\(s\) from (\d+) file\(s\)", r.stdout + r.stderr)
     check(r.returncode == 0 and m is not None and int(m.group(1)) > 0
@@ -317,7 +385,11 @@ def check_dpkg_cycle(check, work, deb, control_dir):
     link = os.path.join(root, "etc/systemd/system/multi-user.target.wants/faultd.service")
     has_helper = shutil.which("deb-systemd-helper") is not None
 
-    check_run(check, dpkg_root(root, log, "-i", deb), "dpkg --root -i installs the package")
+    installed = dpkg_root(root, log, "-i", deb)
+    check_run(check, installed, "dpkg --root -i installs the package")
+    check("runs in dry run" in installed.stdout and "'policy.dry_run: false'" in installed.stdout,
+          "postinst says the shipped config runs in dry run and how to arm it (%r)"
+          % installed.stdout.strip()[-400:])
     status = run(["dpkg", "--root=" + root, "-s", "faultd"]).stdout
     check("Status: install ok installed" in status, "dpkg records faultd as installed")
     check(re.search(r"^ /etc/faultd/faultd.yaml [0-9a-f]{32}$", status, re.M) is not None,
@@ -394,6 +466,8 @@ def package(args, check, work):
 
     check_contents(args, check, entries)
     check_control(check, deb, version, arch, entries, root, control_dir)
+    check_docs(check, root, version)
+    check_container(args, check, entries)
     packs = len(glob.glob(os.path.join(root, "etc/faultd/rules.d/*.yaml")))
     check_extracted(args, check, work, root, version, packs)
     check_dpkg_cycle(check, work, deb, control_dir)
