@@ -159,7 +159,10 @@ def conventions(args, check, work):
     r = run([args.faultd, "--bogus"])
     check(r.returncode == 64 and len(r.stderr.splitlines()) == 1 and "--bogus" in r.stderr,
           "faultd: an unknown argument is one line naming it (%r)" % r.stderr)
-    r = run([args.faultd, "--replay", "--parser=nope", os.devnull])
+    minimal = os.path.join(work, "minimal.yaml")
+    with open(minimal, "w") as f:
+        f.write('rules:\n  - { id: x, match: { any: ["x"] }, fault: { level: NotHandleFault } }\n')
+    r = run([args.faultd, "--replay", "--config=" + minimal, "--parser=nope", os.devnull])
     check(r.returncode == 64 and "unknown parser 'nope'" in r.stderr,
           "faultd --parser=NAME is taken as a value (%r)" % r.stderr.strip())
 

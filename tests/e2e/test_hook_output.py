@@ -4,6 +4,7 @@ with the hook's last line, `--verbose` prints all of it under the row, `-o json`
 `output`, and a failed hook's first line is in faultd's log warning. The hook is a real child
 process of a real faultd; its output is the hook's own, written by this test."""
 import os
+import re
 
 from harness import Faultd, free_port, wait_for
 from test_hook_processes import config, inject, write_script
@@ -44,12 +45,16 @@ def hook_output_is_shown(args, check, work):
           and "| cannot drain device 5: scheduler unreachable" in verbose,
           "--verbose prints every line the hooks printed:\n" + verbose)
 
-    wait_for("the failure's warning", lambda: "for device 5" in d.read_log())
-    warning = next(l for l in d.read_log().splitlines() if "action isolate for device 5" in l)
+    def outcome(device, result):
+        pattern = re.compile(r"action isolate for device %s fault \d+: %s " % (device, result))
+        return next((l for l in d.read_log().splitlines() if pattern.search(l)), None)
+
+    warning = wait_for("the failure's warning", lambda: outcome(5, "failure"))
     check(warning.endswith("cannot drain device 5: scheduler unreachable"),
           "a failed hook's first line is in the log (%r)" % warning)
-    success = next(l for l in d.read_log().splitlines() if "action isolate for device 4" in l)
-    check("drained" not in success, "a hook that succeeded leaves its output out of the log")
+    success = wait_for("the success's line", lambda: outcome(4, "success"))
+    check("drained" not in success, "a hook that succeeded leaves its output out of the log (%r)"
+          % success)
     check(d.stop() == 0, "faultd stops cleanly")
 
 
