@@ -8,16 +8,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <optional>
-#include <sstream>
 
 namespace faultd {
 
@@ -353,86 +344,6 @@ class Metrics::Numerics final : public pm::Collectable {
   std::vector<DetectorBank::SeriesStats> series_;
 };
 
-// The standard process_* families every Prometheus client library exports (client_golang's
-// process collector names), read from /proc/self at scrape time, so that a fleet's dashboards
-// for CPU, memory, descriptors and restarts work on faultd too. A file that cannot be read
-// leaves its families out rather than exporting a wrong 0.
-class Metrics::ProcessStats final : public pm::Collectable {
- public:
-  std::vector<pm::MetricFamily> Collect() const override {
-    using T = pm::MetricType;
-    std::vector<pm::MetricFamily> out;
-    auto one = [&out](const char* name, const char* help, T type, double value) {
-      auto f = family(name, help, type);
-      f.metric.push_back(sample({}, value, type));
-      out.push_back(std::move(f));
-    };
-    if (const auto st = read_stat()) {
-      one("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
-          T::Counter, st->cpu_seconds);
-      one("process_resident_memory_bytes", "Resident memory size in bytes.", T::Gauge,
-          st->resident_bytes);
-      one("process_virtual_memory_bytes", "Virtual memory size in bytes.", T::Gauge,
-          st->virtual_bytes);
-      if (st->start_time > 0) {
-        one("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
-            T::Gauge, st->start_time);
-      }
-    }
-    std::error_code ec;
-    double fds = 0;
-    for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
-         it.increment(ec))
-      ++fds;
-    if (!ec) one("process_open_fds", "Number of open file descriptors.", T::Gauge, fds);
-    if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
-      one("process_max_fds", "Maximum number of open file descriptors.", T::Gauge,
-          static_cast<double>(lim.rlim_cur));
-    }
-    return out;
-  }
-
- private:
-  struct Stat {
-    double cpu_seconds = 0, resident_bytes = 0, virtual_bytes = 0, start_time = 0;
-  };
-  // proc(5): the fields after the command's closing parenthesis (the command may hold spaces
-  // and parentheses itself), utime and stime in clock ticks, starttime in ticks after boot.
-  static std::optional<Stat> read_stat() {
-    std::ifstream in("/proc/self/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const size_t close = text.rfind(')');
-    if (close == std::string::npos) return std::nullopt;
-    std::istringstream fields(text.substr(close + 2));
-    std::vector<std::string> f{std::istream_iterator<std::string>(fields),
-                               std::istream_iterator<std::string>()};
-    // f[0] is field 3 (state): field N is f[N - 3].
-    if (f.size() < 22) return std::nullopt;
-    const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-    const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
-    if (ticks <= 0 || page <= 0) return std::nullopt;
-    try {
-      Stat st;
-      st.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / ticks;
-      st.virtual_bytes = std::stod(f[20]);
-      st.resident_bytes = std::stod(f[21]) * page;
-      if (const double boot = boot_time(); boot > 0)
-        st.start_time = boot + std::stod(f[19]) / ticks;
-      return st;
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  }
-  // /proc/stat's btime: the boot time in seconds since the epoch.
-  static double boot_time() {
-    std::ifstream in("/proc/stat");
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("btime ", 0) == 0) return std::strtod(line.c_str() + 6, nullptr);
-    }
-    return 0;
-  }
-};
-
 Metrics::Metrics()
     : registry_(std::make_shared<pm::Registry>()),
       codes_(std::make_shared<CodeLabels>()),
@@ -447,8 +358,7 @@ Metrics::Metrics()
           "Control socket connections (and commands) refused (permission, over_capacity) or "
           "closed (idle_timeout).",
           "reason")),
-      numerics_(std::make_shared<Numerics>()),
-      process_(std::make_shared<ProcessStats>()) {
+      numerics_(std::make_shared<Numerics>()) {
   auto& r = *registry_;
   faults_ = &pm::BuildCounter()
                  .Name("faultd_faults_total")
@@ -584,7 +494,6 @@ void Metrics::serve(const std::string& listen) {
   exposer_->RegisterCollectable(webhook_requests_);
   exposer_->RegisterCollectable(control_refusals_);
   exposer_->RegisterCollectable(numerics_);
-  exposer_->RegisterCollectable(process_);
 }
 
 std::vector<int> Metrics::listening_ports() const {
@@ -725,7 +634,6 @@ std::string Metrics::render() const {
   for (auto& f : webhook_requests_->Collect()) all.push_back(std::move(f));
   for (auto& f : control_refusals_->Collect()) all.push_back(std::move(f));
   for (auto& f : numerics_->Collect()) all.push_back(std::move(f));
-  for (auto& f : process_->Collect()) all.push_back(std::move(f));
   return pm::TextSerializer().Serialize(all);
 }
 

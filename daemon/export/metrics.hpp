@@ -100,7 +100,6 @@ class Metrics {
   class SourceHealth;
   class ServerCounts;
   class Numerics;
-  class ProcessStats;
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<CodeLabels> codes_;  // shared with DeviceStates (scrape threads)
@@ -110,7 +109,6 @@ class Metrics {
   std::shared_ptr<ServerCounts> webhook_requests_;
   std::shared_ptr<ServerCounts> control_refusals_;
   std::shared_ptr<Numerics> numerics_;
-  std::shared_ptr<ProcessStats> process_;
   std::unique_ptr<prometheus::Exposer> exposer_;
 
   prometheus::Family<prometheus::Counter>* faults_ = nullptr;

@@ -262,25 +262,6 @@ TEST_CASE("a finding without a code counts with an empty code, not an invalid on
   CHECK_THAT(text, !Catch::Contains("invalid"));
 }
 
-TEST_CASE("process metrics and the start time are read from /proc at scrape time", "[export]") {
-  Metrics m;
-  const auto text = m.render();
-  auto value = [&text](const std::string& name) {
-    const size_t at = text.find('\n' + name + ' ');
-    REQUIRE(at != std::string::npos);
-    return std::stod(text.substr(at + name.size() + 2));
-  };
-  const double now = static_cast<double>(to_unix_ms(std::chrono::system_clock::now())) / 1000.0;
-  const double started = value("process_start_time_seconds");
-  CHECK(started <= now + 1);
-  CHECK(started > now - 7 * 24 * 3600.0);  // this test process started within the week
-  CHECK(value("process_cpu_seconds_total") >= 0);
-  CHECK(value("process_resident_memory_bytes") > 4096);
-  CHECK(value("process_virtual_memory_bytes") >= value("process_resident_memory_bytes"));
-  CHECK(value("process_open_fds") >= 3);  // stdin, stdout, stderr at least
-  CHECK_THAT(text, Catch::Contains("# TYPE process_cpu_seconds_total counter"));
-}
-
 TEST_CASE("device info carries the labels dcgm-exporter and npu-exporter join on", "[export]") {
   Metrics m;
   auto view = std::make_shared<DeviceView>();
