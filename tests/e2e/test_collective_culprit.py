@@ -22,6 +22,9 @@ def culprit(args, check, work):
                f'settle: 100ms }}\n')
     n = Node(args, work, include=f'"{source_dir}/etc/faultd/rules.d/*.yaml"', sources=sources,
              policy="  max_isolations: { count: 10, window: 1h }\n").start()
+    # Device 5's history: an earlier finding, which the culprit's finding is joined to.
+    n.write("XSHADOW dev=5 earlier trouble\n")
+    wait_for("device 5's earlier finding", lambda: len(n.faults("5")) == 1)
     sim = os.path.join(source_dir, "tests", "sim", "node_sim.py")
     subprocess.run([sys.executable, sim, "--root", os.path.join(work, "logs"),
                     "--inject", "collective-hang", "--device", "5"], check=True,
@@ -33,9 +36,13 @@ def culprit(args, check, work):
     wait_for("collective.culprit on device 5", lambda: "collective.culprit" in rules_of("5"))
     culprit_faults = [f for f in n.d.ctl_json("events", "--device", "5", "--verbose")["faults"]
                       if f["rule"] == "collective.culprit"]
-    check(len(culprit_faults) == 1, "one culprit finding on device 5 (got %d)" % len(culprit_faults))
+    check(len(culprit_faults) == 1,
+          "one culprit finding on device 5 (got %d)" % len(culprit_faults))
     check("victims=0-4,6-7" in culprit_faults[0].get("text", ""),
           "the culprit's finding names its victims: %s" % culprit_faults[0].get("text"))
+    recent = culprit_faults[0].get("annotations", {}).get("recent", "")
+    check("test.shadow" in recent, "the culprit's finding names device 5's recent findings: %r"
+          % recent)
     wait_for("collective.victim on the seven others",
              lambda: all("collective.victim" in rules_of(str(d)) for d in (0, 1, 2, 3, 4, 6, 7)))
     check(True, "devices 0-4 and 6-7 are the victims")
