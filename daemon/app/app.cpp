@@ -21,6 +21,7 @@
 
 #include "collectors/command/command_source.hpp"
 #include "collectors/file/file_source.hpp"
+#include "collectors/flight_recorder/flight_recorder_source.hpp"
 #include "collectors/kmsg/kmsg_source.hpp"
 #include "collectors/overflow_dump/overflow_dump_source.hpp"
 #include "daemon/actions/action_manager.hpp"
@@ -174,6 +175,7 @@ class Daemon final : public ChunkSink {
   std::shared_ptr<Source> make_source(const CommandSourceConfig& cfg, bool seen);
   std::shared_ptr<Source> make_source(const KmsgSourceConfig& cfg, bool seen);
   std::shared_ptr<Source> make_source(const OverflowDumpSourceConfig& cfg, bool seen);
+  std::shared_ptr<Source> make_source(const FlightRecorderSourceConfig& cfg, bool seen);
   void watch_wake_fd(const std::shared_ptr<SourceSlot>& slot);
   PositionLookup position_lookup();
   void arm_wake(const std::shared_ptr<SourceSlot>& slot);
@@ -422,6 +424,11 @@ std::shared_ptr<Source> Daemon::make_source(const KmsgSourceConfig& cfg, bool) {
 std::shared_ptr<Source> Daemon::make_source(const OverflowDumpSourceConfig& cfg, bool) {
   spdlog::info("source {}: overflow dumps under {}", cfg.name, cfg.root);
   return std::make_shared<OverflowDumpSource>(cfg, position_lookup());
+}
+
+std::shared_ptr<Source> Daemon::make_source(const FlightRecorderSourceConfig& cfg, bool) {
+  spdlog::info("source {}: Flight Recorder dumps {}<rank>", cfg.name, cfg.prefix);
+  return std::make_shared<FlightRecorderSource>(cfg);
 }
 
 // A source's wake fd may change (the kernel log reopened, or opened late): follow it.

@@ -17,6 +17,7 @@
 
 #include "collectors/command/command_source.hpp"
 #include "collectors/file/file_source.hpp"
+#include "collectors/flight_recorder/flight_recorder_source.hpp"
 #include "collectors/kmsg/kmsg_source.hpp"
 #include "collectors/overflow_dump/overflow_dump_source.hpp"
 #include "daemon/actions/action_manager.hpp"
@@ -59,8 +60,8 @@ PolicyConfig default_policy();
 
 // One configured source: its type's settings. Each settings type has `name` and `==` (a reload
 // keeps a running source whose settings are equal, with its partial lines and positions).
-using SourceConfig =
-    std::variant<FileSourceConfig, CommandSourceConfig, KmsgSourceConfig, OverflowDumpSourceConfig>;
+using SourceConfig = std::variant<FileSourceConfig, CommandSourceConfig, KmsgSourceConfig,
+                                  OverflowDumpSourceConfig, FlightRecorderSourceConfig>;
 const std::string& source_name(const SourceConfig& source);
 
 struct Config {

@@ -26,6 +26,32 @@ LifecycleSettings lifecycle_settings(const Config& c) {
   return s;
 }
 
+// A collective's culprit or victim is read with its device's own recent findings beside it:
+// "rank 5 is NPU 5, which logged 80818C00 eleven minutes earlier" (docs/detection.md, "The
+// culprit of a collective timeout"). The rules are the collectives pack's.
+void join_recent_findings(const Store& store, Finding& f, TimePoint now) {
+  if ((f.rule != "collective.culprit" && f.rule != "collective.victim") || f.device.empty()) {
+    return;
+  }
+  FaultQuery q;
+  q.device = f.device;
+  q.since = now - std::chrono::hours(1);
+  q.limit = 8;
+  std::string recent;
+  size_t listed = 0;
+  for (const Finding& p : store.query_faults(q)) {
+    if (p.rule.rfind("collective.", 0) == 0 || listed == 5) continue;
+    const auto ago = std::chrono::duration_cast<std::chrono::minutes>(now - p.time).count();
+    if (!recent.empty()) recent += "; ";
+    recent += p.rule + " (" + std::string(to_string(p.level)) +
+              (p.code.empty() ? "" : " " + p.code) + ", #" + std::to_string(p.id) + ") " +
+              std::to_string(ago) + "m ago";
+    ++listed;
+  }
+  f.annotations.emplace_back("recent",
+                             recent.empty() ? "no other finding in the last hour" : recent);
+}
+
 // How far back incidents are loaded: the longest window any escalation counts over.
 Duration lifecycle_memory(const PolicyConfig& p) {
   Duration keep = p.incident_ttl;
@@ -169,6 +195,7 @@ Step Pipeline::record(std::vector<Finding>& findings, const ReadPosition* positi
                            "; they will be read again";
   return in_txn(what, [&](Store::Txn& txn, Step& step) {
     bound_by_inventory(txn, findings, step);
+    for (auto& f : findings) join_recent_findings(store_, f, clock_.now());
     lifecycle_.anticipate(findings);  // a storm arriving at once isolates none of its devices
     for (auto& f : findings) judge(txn, f, step);
     if (position != nullptr) txn.save_position(*position);

@@ -6,7 +6,9 @@ job does, at a steady rate, and injects faults on request. Used by the demo and 
 
 Kinds: asd (the 'accuracy sensitivity feature abnormal' ERROR in the plog, with device_id),
 silent-check (SilentCheckV3 ComputeL1Error in device-N's log), normal (a SilentCheck INFO
-normal-case line that must not alarm)."""
+normal-case line that must not alarm), collective-hang (8 ranks' HCCL Flight Recorder dumps in
+flight-recorder/ in which device N's rank never entered the last collective, and the other
+seven ranks' HCCL timeout lines in the plog)."""
 import argparse
 import os
 import random
@@ -48,7 +50,31 @@ def noise_line(n):
     return random.choice(NOISE).format(pid=PID, ts=stamp(), tid=107626 + n % 7, n=n)
 
 
+def collective_hang(root, device, ranks=8, last=1261):
+    """Rank `device` stops before collective `last`; the others enter it and time out."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import flight_recorder_dumps
+    d = os.path.join(root, "flight-recorder")
+    os.makedirs(d, exist_ok=True)
+    flight_recorder_dumps.write_job(os.path.join(d, "hccl_trace_rank_"), list(range(ranks)), last,
+                                    {device}, backend="hccl")
+    # The device-side HCCL timeout each waiting rank's process prints (the EI9999 form of
+    # tests/golden/ascend-hccl-timeouts, InternLM/lmdeploy#3354), naming its own chip.
+    path = plog_path(root)
+    with open(path, "a") as f:
+        for r in range(ranks):
+            if r != device:
+                f.write("EI9999: %s  The error from device(chipId:%d, dieId:0), serial number is 9, "
+                        "hccl fftsplus task timeout occurred during task execution, stream_id:5, "
+                        "sq_id:5, task_id:38827, stuck notify num:1, timeout:30min(default)."
+                        "[FUNC:ProcessStarsHcclFftsPlusTimeoutErrorInfo][FILE:device_error_proc.cc]"
+                        "[LINE:1435]\n" % (stamp(), r))
+    return d
+
+
 def inject(root, kind, device):
+    if kind == "collective-hang":
+        return collective_hang(root, device)
     if kind == "asd":
         path = plog_path(root)
         line = ("[ERROR] ASCENDCL(%d,python3):%s [silent_check.cc:88]107630 AsdCheck: "

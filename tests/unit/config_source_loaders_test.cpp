@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "daemon/config/flight_recorder_source_config.hpp"
 #include "daemon/config/kmsg_source_config.hpp"
 #include "daemon/config/overflow_dump_source_config.hpp"
 
@@ -82,4 +83,41 @@ TEST_CASE("load_overflow_dump_source: root required, keys and errors with positi
   CHECK(errors.find("/etc/faultd/cfg.yaml:3:7: root is a directory, not a glob") !=
         std::string::npos);
   CHECK(errors.find("/etc/faultd/cfg.yaml:4:1: unknown key 'paths'") != std::string::npos);
+}
+
+TEST_CASE("load_flight_recorder_source: prefix required, keys and errors with positions",
+          "[config]") {
+  std::string errors;
+  auto c = load("{ name: src, type: flight_recorder, prefix: /var/log/train/nccl_trace_rank_ }",
+                load_flight_recorder_source, errors);
+  REQUIRE(c.has_value());
+  CHECK(c->prefix == "/var/log/train/nccl_trace_rank_");
+  CHECK(c->scan_interval == std::chrono::seconds(5));
+  CHECK(c->ranks_per_node == 8);
+  CHECK(c->max_dump_bytes == size_t{16} << 20);
+
+  c = load(
+      "name: src\ntype: flight_recorder\nprefix: fr/hccl_trace_rank_\nscan_interval: 500ms\n"
+      "settle: 3s\nmax_dump_bytes: 4096\nmax_ranks: 64\nranks_per_node: 16\n",
+      load_flight_recorder_source, errors);
+  REQUIRE(c.has_value());
+  CHECK(c->prefix == "/etc/faultd/fr/hccl_trace_rank_");
+  CHECK(c->scan_interval == std::chrono::milliseconds(500));
+  CHECK(c->settle == std::chrono::seconds(3));
+  CHECK(c->max_dump_bytes == 4096);
+  CHECK(c->max_ranks == 64);
+  CHECK(c->ranks_per_node == 16);
+
+  c = load("{ name: src, type: flight_recorder }", load_flight_recorder_source, errors);
+  CHECK_FALSE(c.has_value());
+  CHECK(errors.find("/etc/faultd/cfg.yaml:1:1: flight_recorder source 'src' needs a prefix") !=
+        std::string::npos);
+
+  c = load("name: src\ntype: flight_recorder\nprefix: /d/\nranks_per_node: 0\nroot: x\n",
+           load_flight_recorder_source, errors);
+  CHECK_FALSE(c.has_value());
+  CHECK(errors.find("/etc/faultd/cfg.yaml:3:9: prefix is the dump files' path") !=
+        std::string::npos);
+  CHECK(errors.find("/etc/faultd/cfg.yaml:4:17:") != std::string::npos);
+  CHECK(errors.find("/etc/faultd/cfg.yaml:5:1: unknown key 'root'") != std::string::npos);
 }
