@@ -6,7 +6,8 @@ job does, at a steady rate, and injects faults on request. Used by the demo and 
 
 Kinds: asd (the 'accuracy sensitivity feature abnormal' ERROR in the plog, with device_id),
 silent-check (SilentCheckV3 ComputeL1Error in device-N's log), normal (a SilentCheck INFO
-normal-case line that must not alarm)."""
+normal-case line that must not alarm), init-hang (a training launcher's start line, job init-hang-N,
+and nothing after it: a liveness finding once its window has passed)."""
 import argparse
 import os
 import random
@@ -48,7 +49,22 @@ def noise_line(n):
     return random.choice(NOISE).format(pid=PID, ts=stamp(), tid=107626 + n % 7, n=n)
 
 
+def inject_init_hang(root, device):
+    """A training job (`init-hang-N`) whose launcher starts and then prints nothing: torchrun's
+    launch line (as in pytorch/pytorch#91943) in logs/training/init-hang-N/launcher.log, and no
+    rendezvous after it. The liveness rules turn the silence into a finding (the launcher's
+    line names no device)."""
+    d = os.path.join(root, "training", "init-hang-%d" % device)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "launcher.log")
+    with open(path, "a") as f:
+        f.write("INFO:torch.distributed.launcher.api:Starting elastic_operator with launch configs:\n")
+    return path
+
+
 def inject(root, kind, device):
+    if kind == "init-hang":
+        return inject_init_hang(root, device)
     if kind == "asd":
         path = plog_path(root)
         line = ("[ERROR] ASCENDCL(%d,python3):%s [silent_check.cc:88]107630 AsdCheck: "
