@@ -48,14 +48,14 @@ rules:
   - id: e2e.rendezvous
     match: {{ any: ["Starting elastic_operator with launch configs", "Rendezvous complete for workers"] }}
     after: ["Starting elastic_operator with launch configs"]
-    expect_within: {within}s
+    expect_within: {within}ms
     fault: {{ level: SubHealthFault }}
   - id: e2e.steps
     match: {{ any: ["number of skipped iterations:", "[after training is done]"] }}
     until: ["[after training is done]"]
-    expect_every: {every}s
+    expect_every: {every}ms
     fault: {{ level: SubHealthFault }}
-""".format(w=work, within=scaled(WITHIN), every=scaled(EVERY))
+""".format(w=work, within=int(scaled(WITHIN) * 1000), every=int(scaled(EVERY) * 1000))
 
 
 class Log:
