@@ -166,12 +166,50 @@ void parse_fault(const YAML::Node& fault, RuleSpec& spec, const Ctx& ctx) {
   }
 }
 
+// A liveness rule's `after` and `until` strings pick some of the rule's own lines: each must
+// be able to occur on a line the match takes, i.e. overlap one of its trigger literals (an `any`
+// string or a string of an `any_of` alternative). Anything else would never start or end a wait.
+void check_liveness_lines(const YAML::Node& node, const RuleSpec& spec, const DetectorSpec& live,
+                          const Ctx& ctx) {
+  if (!spec.lines.empty() || (spec.any.empty() && spec.any_of.empty())) {
+    ctx.error(node[live.type == DetectorType::ExpectEvery ? "expect_every" : "expect_within"],
+              "a liveness rule needs `match: {any: [...]}` or `any_of` (one line each)");
+    return;
+  }
+  auto overlaps = [](const std::string& a, const std::string& b) {
+    return a.find(b) != std::string::npos || b.find(a) != std::string::npos;
+  };
+  auto matchable = [&](const std::string& text) {
+    for (const auto& t : spec.any) {
+      if (overlaps(text, t)) return true;
+    }
+    for (const auto& alternative : spec.any_of) {
+      for (const auto& t : alternative) {
+        if (overlaps(text, t)) return true;
+      }
+    }
+    return false;
+  };
+  for (const char* key : {"after", "until"}) {
+    const auto& list = std::string_view(key) == "after" ? live.after : live.until;
+    const YAML::Node n = node[key];
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (matchable(list[i])) continue;
+      ctx.error(n.IsSequence() ? n[i] : n,
+                std::string("'") + key + "' string '" + list[i] +
+                    "' overlaps none of the rule's `any`/`any_of` strings: no line it matches "
+                    "would carry it");
+    }
+  }
+}
+
 std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
   const size_t errors_before = ctx.errors->size();
-  if (!yaml::check_map(node, "rule",
-                       {"id", "description", "sources", "source_types", "match", "device", "fault",
-                        "mode", "detect", "recovery", "annotations"},
-                       ctx)) {
+  if (!yaml::check_map(
+          node, "rule",
+          {"id", "description", "sources", "source_types", "match", "device", "fault", "mode",
+           "detect", "recovery", "annotations", "expect_every", "expect_within", "after", "until"},
+          ctx)) {
     return std::nullopt;
   }
   RuleSpec spec;
@@ -224,6 +262,10 @@ std::optional<RuleSpec> parse_rule(const YAML::Node& node, const Ctx& ctx) {
   }
   if (!absent(node["detect"]))
     spec.detect = parse_detector_spec(node["detect"], ctx.file, *ctx.errors);
+  if (auto liveness = parse_liveness_spec(node, ctx.file, *ctx.errors)) {
+    check_liveness_lines(node, spec, *liveness, ctx);
+    spec.detect = std::move(liveness);
+  }
   if (auto recovery = yaml::get_bool(node, "recovery", ctx)) spec.recovery = *recovery;
   if (const YAML::Node annotations = node["annotations"]; !absent(annotations)) {
     if (!annotations.IsMap()) {

@@ -745,6 +745,7 @@ class Scanner {
       detector_fields(f.fields);
       last_input_ = out_.size() - 1;
       last_input_captured_ = rule.re != nullptr;
+      last_input_step_fields_ = rule.spec.step_fields;
     }
     f.recovery = rule.spec.recovery;
     f.annotations = rule.spec.annotations;
@@ -829,9 +830,10 @@ class Scanner {
         input.annotations != rule.spec.annotations || input.recovery != rule.spec.recovery) {
       return false;
     }
-    // Without regex captures on either side, both rules' fields are the line's step fields,
-    // path fields and rank: the same.
-    if (rule.re != nullptr || last_input_captured_) {
+    // Without regex captures on either side, both rules' fields are the line's step fields (when
+    // both read them: a liveness rule on a step line does not), path fields and rank: the same.
+    if (rule.re != nullptr || last_input_captured_ ||
+        rule.spec.step_fields != last_input_step_fields_) {
       scratch_fields_.clear();
       detector_fields(scratch_fields_);
       if (scratch_fields_ != input.fields) return false;
@@ -863,6 +865,7 @@ class Scanner {
   std::optional<std::string_view> line_pid_;  // its process id (empty: none), once read
   size_t last_input_ = SIZE_MAX;              // the last detector input this scan emitted, in out_
   bool last_input_captured_ = false;          // its rule had a regex (its fields may hold captures)
+  bool last_input_step_fields_ = false;       // its rule read the step-line fields
   std::vector<std::pair<std::string, std::string>> scratch_fields_;
   // The last expansion of a rule without regex on this line (expand_device_and_code).
   struct Expanded {

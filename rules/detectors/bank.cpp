@@ -191,8 +191,8 @@ std::optional<Finding> DetectorBank::observe_rule(const std::shared_ptr<const Fi
   s.last_match = shared;
   s.level = level;
 
-  detect::Sample sample{now, step.value_or(s.ordinal), step.has_value(), &match.fields,
-                        &facts.numbers};
+  detect::Sample sample{now,           step.value_or(s.ordinal), step.has_value(),
+                        &match.fields, &facts.numbers,           match.text};
   count_numbers(match, facts, s.device, rank, sample, now);
   auto v = s.detector->observe(sample);
   if (!v) return std::nullopt;

@@ -312,34 +312,53 @@ class Strikes final : public Detector {
   Window strikes_;
 };
 
-class Stall final : public Detector {
+bool carries_any(std::string_view text, const std::vector<std::string>& strings) {
+  return std::any_of(strings.begin(), strings.end(),
+                     [&](const std::string& s) { return text.find(s) != std::string_view::npos; });
+}
+
+// stall and expect_every: a series whose lines stop coming. The limit is `expect` (expect_every)
+// or max(floor, factor × median interval) (stall, learnt from the series' own pace).
+class Silence final : public Detector {
  public:
-  explicit Stall(const DetectorSpec& s) : s_(s) {}
+  explicit Silence(const DetectorSpec& s) : s_(s) {}
   std::optional<Verdict> observe(const Sample& x) override {
+    if (carries_any(x.text, s_.until)) {  // the job said it is done: silence is expected
+      ended_ = true;
+      return std::nullopt;
+    }
     if (last_pos_ && x.pos <= *last_pos_) return std::nullopt;  // not a new step
-    if (last_time_) {
+    if (last_time_ && !ended_) {
       intervals_.push_back(std::chrono::duration<double>(x.time - *last_time_).count());
       if (intervals_.size() > kKeep) intervals_.pop_front();
     }
     last_pos_ = x.pos;
     last_time_ = x.time;
     fired_ = false;
+    ended_ = false;
     return std::nullopt;
   }
   std::optional<Verdict> tick(TimePoint now) override {
-    if (!last_time_ || fired_) return std::nullopt;
+    if (!last_time_ || fired_ || ended_) return std::nullopt;
+    const double limit = limit_seconds();
+    const double quiet = std::chrono::duration<double>(now - *last_time_).count();
+    if (!(quiet > limit)) return std::nullopt;
+    fired_ = true;
+    const std::string what = s_.type == DetectorType::Stall ? "no new step" : "no new line";
+    const std::string since = s_.type == DetectorType::Stall ? "step" : "line";
+    return Verdict{Severity::Fault, what + " for " + num(quiet) + "s (limit " + num(limit) +
+                                        "s) after " + since + " " + std::to_string(*last_pos_)};
+  }
+
+ private:
+  double limit_seconds() {
+    if (s_.type != DetectorType::Stall) return std::chrono::duration<double>(s_.expect).count();
     double limit = std::chrono::duration<double>(s_.stall_floor).count();
     if (intervals_.size() >= static_cast<size_t>(s_.min_intervals)) {
       limit = std::max(limit, s_.factor * median(intervals_, scratch_));
     }
-    const double quiet = std::chrono::duration<double>(now - *last_time_).count();
-    if (!(quiet > limit)) return std::nullopt;
-    fired_ = true;
-    return Verdict{Severity::Fault, "no new step for " + num(quiet) + "s (limit " + num(limit) +
-                                        "s) after step " + std::to_string(*last_pos_)};
+    return limit;
   }
-
- private:
   static constexpr size_t kKeep = 64;
   const DetectorSpec s_;
   std::optional<int64_t> last_pos_;
@@ -347,6 +366,37 @@ class Stall final : public Detector {
   std::deque<double> intervals_;
   std::vector<double> scratch_;
   bool fired_ = false;
+  bool ended_ = false;
+};
+
+// expect_within: an `after` line opens a wait, the rule's next other line closes it.
+class ExpectWithin final : public Detector {
+ public:
+  explicit ExpectWithin(const DetectorSpec& s) : s_(s) {}
+  std::optional<Verdict> observe(const Sample& x) override {
+    if (carries_any(x.text, s_.after)) {
+      waiting_since_ = x.time;  // a new start (a relaunch) waits afresh
+      after_pos_ = x.pos;
+    } else {
+      waiting_since_.reset();  // the awaited line, or an `until` line
+    }
+    return std::nullopt;
+  }
+  std::optional<Verdict> tick(TimePoint now) override {
+    if (!waiting_since_) return std::nullopt;
+    const double quiet = std::chrono::duration<double>(now - *waiting_since_).count();
+    const double limit = std::chrono::duration<double>(s_.expect).count();
+    if (!(quiet > limit)) return std::nullopt;
+    waiting_since_.reset();  // once per start
+    return Verdict{Severity::Fault, "no expected line within " + num(limit) + "s of line " +
+                                        std::to_string(after_pos_) + " (waited " + num(quiet) +
+                                        "s)"};
+  }
+
+ private:
+  const DetectorSpec s_;
+  std::optional<TimePoint> waiting_since_;
+  int64_t after_pos_ = 0;
 };
 
 class SlowStep final : public Detector {
@@ -447,7 +497,10 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
       if (spec.generation == 'a') return std::make_unique<AbsoluteJump>(spec);
       return std::make_unique<Strikes>(spec);
     case DetectorType::Stall:
-      return std::make_unique<Stall>(spec);
+    case DetectorType::ExpectEvery:
+      return std::make_unique<Silence>(spec);
+    case DetectorType::ExpectWithin:
+      return std::make_unique<ExpectWithin>(spec);
     case DetectorType::SlowStep:
       return std::make_unique<SlowStep>(spec);
   }

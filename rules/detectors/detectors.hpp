@@ -37,6 +37,11 @@
 //                        `cooldown` of the last one are the same strike; `strikes` strikes within
 //                        `strikes_window` → fault, a single strike → warning.
 //   stall                (tick) no new step for max(floor, factor × median step interval).
+//   expect_every         (tick) no line of the rule for `expect` (stall with a fixed limit);
+//                        a line carrying an `until` string ends the series: no wait after it.
+//   expect_within        (tick) a line carrying an `after` string starts a wait that any other
+//                        line of the rule ends; none within `expect` is the verdict. `until`
+//                        lines end the wait too.
 //   slow_step            step time > ratio × median of the last `baseline` normal step times
 //                        for `consecutive` steps, after `warmup` steps → warning.
 #pragma once
@@ -72,6 +77,7 @@ struct Sample {
   bool has_step = false;
   const Fields* fields = nullptr;
   FieldNumbers* numbers = nullptr;  // of `fields`, shared by the rules the line feeds; optional
+  std::string_view text{};          // the line (liveness rules tell their lines apart by it)
   std::optional<std::string_view> get(std::string_view name) const;
   // The field as a number (NaN/Inf allowed); nullopt when absent or not a number.
   std::optional<double> number(std::string_view name) const;
@@ -88,7 +94,7 @@ class Detector {
  public:
   virtual ~Detector() = default;
   virtual std::optional<Verdict> observe(const Sample& sample) = 0;
-  // Time-based verdicts (stall); the others never report from here.
+  // Time-based verdicts (stall, expect_every, expect_within); the others never report from here.
   virtual std::optional<Verdict> tick(TimePoint /*now*/) { return std::nullopt; }
 };
 

@@ -14,8 +14,9 @@ namespace {
 using yaml::Ctx;
 using namespace std::chrono_literals;
 
-constexpr std::array<std::string_view, 6> kTypeNames = {
-    "rate", "loss_scale_collapse", "non_finite", "feature_anomaly", "stall", "slow_step"};
+constexpr std::array<std::string_view, 8> kTypeNames = {
+    "rate",  "loss_scale_collapse", "non_finite",   "feature_anomaly",
+    "stall", "slow_step",           "expect_every", "expect_within"};
 
 std::optional<double> get_number(const YAML::Node& map, const char* key, const Ctx& ctx,
                                  double min) {
@@ -99,6 +100,8 @@ void set_defaults(DetectorSpec& s) {
       s.warmup = 10;
       break;
     case DetectorType::Stall:
+    case DetectorType::ExpectEvery:
+    case DetectorType::ExpectWithin:
       break;
     case DetectorType::SlowStep:
       s.field = "step_time";
@@ -134,6 +137,9 @@ std::vector<std::string_view> keys_for(DetectorType type) {
     case DetectorType::SlowStep:
       add({"field", "ratio", "consecutive", "baseline", "warmup"});
       break;
+    case DetectorType::ExpectEvery:
+    case DetectorType::ExpectWithin:
+      break;  // rule keys, never a `detect:` type (parse_detector_spec refuses them)
   }
   return keys;
 }
@@ -184,6 +190,9 @@ std::string DetectorSpec::canonical() const {
     put(out, "i", num(v));
   for (auto d : {cooldown, strikes_window, stall_floor, storm_window})
     put(out, "d", num(d.count()));
+  put(out, "expect", num(expect.count()));
+  for (const auto& a : after) put(out, "after", a);
+  for (const auto& u : until) put(out, "until", u);
   put(out, "rank_identity", num(rank_identity));
   for (const auto& [rank, device] : rank_device) put(out, "rank_device", rank + "=" + device);
   return out.str();
@@ -214,6 +223,11 @@ std::optional<DetectorSpec> parse_detector_spec(const YAML::Node& node, const st
   if (!type) {
     ctx.error(node["type"], "unknown detector type '" + *type_name +
                                 "' (known: " + joined_names(kTypeNames) + ")");
+    return std::nullopt;
+  }
+  if (*type == DetectorType::ExpectEvery || *type == DetectorType::ExpectWithin) {
+    ctx.error(node["type"], "'" + *type_name + "' is a rule key: write `" + *type_name +
+                                ": T` beside `match:`, not in `detect:`");
     return std::nullopt;
   }
   s.type = *type;
@@ -346,6 +360,70 @@ std::optional<DetectorSpec> parse_detector_spec(const YAML::Node& node, const st
       get_count("baseline", s.baseline, 1);
       get_count("warmup", s.warmup, 0);
       break;
+    case DetectorType::ExpectEvery:
+    case DetectorType::ExpectWithin:
+      break;
+  }
+  if (errors.size() != errors_before) return std::nullopt;
+  return s;
+}
+
+std::optional<DetectorSpec> parse_liveness_spec(const YAML::Node& rule, const std::string& file,
+                                                ErrorList& errors) {
+  const Ctx ctx{file, &errors};
+  const size_t errors_before = errors.size();
+  auto given = [&](const char* key) {
+    const YAML::Node n = rule[key];
+    return n.IsDefined() && !n.IsNull();
+  };
+  const bool every = given("expect_every");
+  const bool within = given("expect_within");
+  if (!every && !within) {
+    for (const char* key : {"after", "until"}) {
+      if (given(key)) {
+        ctx.error(rule[key], std::string("'") + key + "' needs 'expect_every' or 'expect_within'");
+      }
+    }
+    return std::nullopt;
+  }
+  if (every && within) {
+    ctx.error(rule["expect_within"], "give 'expect_every' or 'expect_within', not both");
+    return std::nullopt;
+  }
+  if (given("detect")) {
+    ctx.error(rule[every ? "expect_every" : "expect_within"],
+              "a liveness rule ('expect_every', 'expect_within') has no 'detect'");
+  }
+  DetectorSpec s;
+  s.type = every ? DetectorType::ExpectEvery : DetectorType::ExpectWithin;
+  const char* key = every ? "expect_every" : "expect_within";
+  if (auto d = yaml::get_duration(rule, key, ctx)) {
+    if (d->count() <= 0) {
+      ctx.error(rule[key], std::string("'") + key + "' must be longer than 0s");
+    } else {
+      s.expect = *d;
+    }
+  }
+  auto strings = [&](const char* name, std::vector<std::string>& out) {
+    if (auto list = yaml::get_string_list(rule, name, ctx)) {
+      for (size_t i = 0; i < list->size(); ++i) {
+        if ((*list)[i].empty()) {
+          const YAML::Node n = rule[name];
+          ctx.error(n.IsSequence() ? n[i] : n, std::string("'") + name + "' has an empty string");
+        }
+      }
+      out = std::move(*list);
+    }
+  };
+  strings("after", s.after);
+  strings("until", s.until);
+  if (within && s.after.empty()) {
+    ctx.error(rule["expect_within"],
+              "'expect_within' needs 'after': the lines that start the wait");
+  }
+  if (every && given("after")) {
+    ctx.error(rule["after"],
+              "'after' belongs to 'expect_within'; 'expect_every' waits from each line");
   }
   if (errors.size() != errors_before) return std::nullopt;
   return s;

@@ -23,7 +23,16 @@
 
 namespace faultd {
 
-enum class DetectorType { Rate, LossScaleCollapse, NonFinite, FeatureAnomaly, Stall, SlowStep };
+enum class DetectorType {
+  Rate,
+  LossScaleCollapse,
+  NonFinite,
+  FeatureAnomaly,
+  Stall,
+  SlowStep,
+  ExpectEvery,   // the rule keys `expect_every: T` (liveness), not a `detect:` type
+  ExpectWithin,  // `expect_within: T` with `after:`
+};
 std::string_view to_string(DetectorType type);
 std::optional<DetectorType> parse_detector_type(std::string_view text);
 
@@ -80,6 +89,14 @@ struct DetectorSpec {
   double factor = 10;
   int64_t min_intervals = 5;  // intervals seen before the median counts
 
+  // Liveness (the rule keys expect_every / expect_within; stall is expect_every with a limit
+  // learnt from the step intervals). `expect`: the silence allowed; `after`: substrings of the
+  // rule's lines that start the wait for its other lines (expect_within); `until`: substrings of
+  // its lines that end the series cleanly (the job finished): no wait after them.
+  Duration expect{};
+  std::vector<std::string> after;
+  std::vector<std::string> until;
+
   // slow_step: step time above ratio × baseline (median of the last `baseline` normal steps)
   // for `consecutive` steps.
   double ratio = 2.0;
@@ -102,6 +119,11 @@ struct DetectorSpec {
 
 // A spec of `type` with that type's documented defaults (what `detect: {type: T}` gives).
 DetectorSpec default_detector_spec(DetectorType type);
+
+// Parses a rule's liveness keys (`expect_every: T`, `expect_within: T`, `after:`, `until:`),
+// or nullopt when it has none (or they are wrong: reported in `errors`).
+std::optional<DetectorSpec> parse_liveness_spec(const YAML::Node& rule, const std::string& file,
+                                                ErrorList& errors);
 
 // Parses a `detect:` map with the type's defaults, reporting every problem at its node.
 std::optional<DetectorSpec> parse_detector_spec(const YAML::Node& node, const std::string& file,

@@ -8,7 +8,8 @@ Kinds: asd (the 'accuracy sensitivity feature abnormal' ERROR in the plog, with 
 silent-check (SilentCheckV3 ComputeL1Error in device-N's log), normal (a SilentCheck INFO
 normal-case line that must not alarm), collective-hang (8 ranks' HCCL Flight Recorder dumps in
 flight-recorder/ in which device N's rank never entered the last collective, and the other
-seven ranks' HCCL timeout lines in the plog)."""
+seven ranks' HCCL timeout lines in the plog), init-hang (a training launcher's start line, job init-hang-N,
+and nothing after it: a liveness finding once its window has passed)."""
 import argparse
 import os
 import random
@@ -72,9 +73,24 @@ def collective_hang(root, device, ranks=8, last=1261):
     return d
 
 
+def inject_init_hang(root, device):
+    """A training job (`init-hang-N`) whose launcher starts and then prints nothing: torchrun's
+    launch line (as in pytorch/pytorch#91943) in logs/training/init-hang-N/launcher.log, and no
+    rendezvous after it. The liveness rules turn the silence into a finding (the launcher's
+    line names no device)."""
+    d = os.path.join(root, "training", "init-hang-%d" % device)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "launcher.log")
+    with open(path, "a") as f:
+        f.write("INFO:torch.distributed.launcher.api:Starting elastic_operator with launch configs:\n")
+    return path
+
+
 def inject(root, kind, device):
     if kind == "collective-hang":
         return collective_hang(root, device)
+    if kind == "init-hang":
+        return inject_init_hang(root, device)
     if kind == "asd":
         path = plog_path(root)
         line = ("[ERROR] ASCENDCL(%d,python3):%s [silent_check.cc:88]107630 AsdCheck: "

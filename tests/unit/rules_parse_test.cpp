@@ -7,6 +7,7 @@
 #include "tests/support/temp_dir.hpp"
 
 using namespace faultd;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -105,7 +106,8 @@ TEST_CASE("parse: unknown keys are reported where they are", "[rules][parse]") {
     colour: red
 )",
                     "t.yaml:4:5: unknown key 'colour' in rule (allowed: id, description, sources, "
-                    "source_types, match, device, fault, mode, detect, recovery, annotations)");
+                    "source_types, match, device, fault, mode, detect, recovery, annotations, "
+                    "expect_every, expect_within, after, until)");
   require_one_error(R"(rules:
   - id: a
     match: { any: x }
@@ -335,4 +337,86 @@ rules:
     recovery: maybe
 )",
                     "t.yaml:5:15:");
+}
+
+TEST_CASE("parse: liveness keys become the rule's detector", "[rules][liveness][parse]") {
+  const Parsed p = parse(R"(rules:
+  - id: a
+    match: { any: ["Starting Training Model", "overflow cond:", "Training Over!"] }
+    after: "Starting Training"
+    until: ["Training Over!"]
+    expect_within: 90m
+  - id: b
+    match: { any_of: [["heart", "beat"]] }
+    expect_every: 30s
+)");
+  INFO(Catch::Detail::stringify(p.errors));
+  REQUIRE(p.errors.empty());
+  REQUIRE(p.specs.size() == 2);
+  REQUIRE(p.specs[0].detect);
+  CHECK(p.specs[0].detect->type == DetectorType::ExpectWithin);
+  CHECK(p.specs[0].detect->expect == 90min);
+  CHECK(p.specs[0].detect->after == std::vector<std::string>{"Starting Training"});
+  CHECK(p.specs[0].detect->until == std::vector<std::string>{"Training Over!"});
+  REQUIRE(p.specs[1].detect);
+  CHECK(p.specs[1].detect->type == DetectorType::ExpectEvery);
+  CHECK(p.specs[1].detect->expect == 30s);
+}
+
+TEST_CASE("parse: liveness mistakes are reported at file:line:column", "[rules][liveness][parse]") {
+  require_one_error(R"(rules:
+  - id: a
+    match: { any: [x, y] }
+    expect_within: 10m
+)",
+                    "t.yaml:4:20: 'expect_within' needs 'after': the lines that start the wait");
+  require_one_error(R"(rules:
+  - id: a
+    match: { any: [x] }
+    expect_every: 0s
+)",
+                    "t.yaml:4:19: 'expect_every' must be longer than 0s");
+  require_one_error(R"(rules:
+  - id: a
+    match: { any: [x] }
+    until: [done]
+)",
+                    "t.yaml:4:12: 'until' needs 'expect_every' or 'expect_within'");
+  require_one_error(R"(rules:
+  - id: a
+    match: { any: [x] }
+    expect_every: 1m
+    expect_within: 1m
+)",
+                    "t.yaml:5:20: give 'expect_every' or 'expect_within', not both");
+  require_one_error(R"(rules:
+  - id: a
+    match: { any: ["Rendezvous complete", "Starting elastic"] }
+    after: ["Starting elastic", "Launching"]
+    expect_within: 1m
+)",
+                    "t.yaml:4:33: 'after' string 'Launching' overlaps none of the rule's "
+                    "`any`/`any_of` strings: no line it matches would carry it");
+  require_one_error(R"(rules:
+  - id: a
+    match: { any: [x] }
+    expect_every: 1m
+    detect: { type: stall }
+)",
+                    "t.yaml:4:19: a liveness rule ('expect_every', 'expect_within') has no "
+                    "'detect'");
+  require_one_error(R"(rules:
+  - id: a
+    match: { any: [x] }
+    detect: { type: expect_every }
+)",
+                    "t.yaml:4:21: 'expect_every' is a rule key: write `expect_every: T` beside "
+                    "`match:`, not in `detect:`");
+  require_one_error(R"(rules:
+  - id: a
+    match: { regex: 'x(?P<y>\d)' }
+    expect_every: 1m
+)",
+                    "t.yaml:4:19: a liveness rule needs `match: {any: [...]}` or `any_of` (one "
+                    "line each)");
 }
