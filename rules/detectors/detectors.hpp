@@ -39,6 +39,10 @@
 //   stall                (tick) no new step for max(floor, factor × median step interval).
 //   slow_step            step time > ratio × median of the last `baseline` normal step times
 //                        for `consecutive` steps, after `warmup` steps → warning.
+//   peer_slow            step time > (1 + margin) × the sample's `reference` (its peers'
+//                        median, filled in by the DetectorBank, or a figure of the line) for
+//                        `consecutive` steps, from the first step → warning. A sample without
+//                        a reference (too few peers) breaks the run.
 #pragma once
 
 #include <array>
@@ -72,6 +76,9 @@ struct Sample {
   bool has_step = false;
   const Fields* fields = nullptr;
   FieldNumbers* numbers = nullptr;  // of `fields`, shared by the rules the line feeds; optional
+  // peer_slow: what the step time is compared with, and how many peers gave it (0: the line).
+  std::optional<double> reference = std::nullopt;
+  size_t peers = 0;
   std::optional<std::string_view> get(std::string_view name) const;
   // The field as a number (NaN/Inf allowed); nullopt when absent or not a number.
   std::optional<double> number(std::string_view name) const;

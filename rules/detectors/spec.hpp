@@ -23,7 +23,15 @@
 
 namespace faultd {
 
-enum class DetectorType { Rate, LossScaleCollapse, NonFinite, FeatureAnomaly, Stall, SlowStep };
+enum class DetectorType {
+  Rate,
+  LossScaleCollapse,
+  NonFinite,
+  FeatureAnomaly,
+  Stall,
+  SlowStep,
+  PeerSlow
+};
 std::string_view to_string(DetectorType type);
 std::optional<DetectorType> parse_detector_type(std::string_view text);
 
@@ -84,6 +92,14 @@ struct DetectorSpec {
   // for `consecutive` steps.
   double ratio = 2.0;
   int64_t baseline = 20;
+
+  // peer_slow: `field` above (1 + margin) × its peers' median for `consecutive` steps. The
+  // peers are the rule's other series of the same job (all of them when no job is named) seen
+  // within `window`, at least `min_peers` of them; with `reference`, the line itself names the
+  // peers' figure (Megatron's straggler report: the fastest rank's time) instead.
+  double margin = 0.2;
+  int64_t min_peers = 2;
+  std::string reference;
 
   // Attribution: rank → device when the match names no device.
   bool rank_identity = false;

@@ -6,7 +6,8 @@ job does, at a steady rate, and injects faults on request. Used by the demo and 
 
 Kinds: asd (the 'accuracy sensitivity feature abnormal' ERROR in the plog, with device_id),
 silent-check (SilentCheckV3 ComputeL1Error in device-N's log), normal (a SilentCheck INFO
-normal-case line that must not alarm)."""
+normal-case line that must not alarm), slow (STEPS MindFormers step lines of a job on each of the
+8 devices, training/slow-demo/worker_N.log, device N's 30 % slower than its peers')."""
 import argparse
 import os
 import random
@@ -48,7 +49,27 @@ def noise_line(n):
     return random.choice(NOISE).format(pid=PID, ts=stamp(), tid=107626 + n % 7, n=n)
 
 
+def inject_slow(root, device, steps=12):
+    """Step lines of one job on 8 devices, written step by step; `device` 30 % slower."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import training_log_sim
+    d = os.path.join(root, "training", "slow-demo")
+    os.makedirs(d, exist_ok=True)
+    runs = {r: training_log_sim.Run("mindformers", slowdown=1.3 if r == device else 1.0,
+                                    jitter=0.03, seed=r) for r in range(8)}
+    files = {r: open(os.path.join(d, "worker_%d.log" % r), "a") for r in range(8)}
+    for step in range(1, steps + 1):
+        for r in range(8):
+            files[r].write(runs[r].line(step) + "\n")
+            files[r].flush()
+    for f in files.values():
+        f.close()
+    return os.path.join(d, "worker_%d.log" % device)
+
+
 def inject(root, kind, device):
+    if kind == "slow":
+        return inject_slow(root, device)
     if kind == "asd":
         path = plog_path(root)
         line = ("[ERROR] ASCENDCL(%d,python3):%s [silent_check.cc:88]107630 AsdCheck: "
