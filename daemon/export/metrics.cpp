@@ -322,6 +322,10 @@ class Metrics::Numerics final : public pm::Collectable {
                "Step lines that reported an overflow (skipped step).", pm::MetricType::Counter);
     auto drops = family("faultd_training_loss_scale_drops_total", "Times the loss scale went down.",
                         pm::MetricType::Counter);
+    auto duration = family("faultd_training_step_time",
+                           "Last step time a step line printed, in its unit (Megatron's and "
+                           "MindFormers' lines: milliseconds).",
+                           pm::MetricType::Gauge);
     for (const auto& s : series_) {
       const std::vector<pm::ClientMetric::Label> labels = {{"device", s.device}, {"rank", s.rank}};
       if (s.last_step) {
@@ -335,8 +339,15 @@ class Metrics::Numerics final : public pm::Collectable {
           sample(labels, static_cast<double>(s.overflow_steps), pm::MetricType::Counter));
       drops.metric.push_back(
           sample(labels, static_cast<double>(s.scale_drops), pm::MetricType::Counter));
+      if (s.step_time) {
+        duration.metric.push_back(sample(labels, *s.step_time, pm::MetricType::Gauge));
+      }
     }
-    return {std::move(step), std::move(step_time), std::move(overflow), std::move(drops)};
+    std::vector<pm::MetricFamily> out;
+    out.reserve(5);
+    for (auto* f : {&step, &step_time, &overflow, &drops}) out.push_back(std::move(*f));
+    if (!duration.metric.empty()) out.push_back(std::move(duration));
+    return out;
   }
 
  private:

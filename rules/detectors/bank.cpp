@@ -16,6 +16,8 @@ struct DetectorBank::Series {
   std::list<std::string>::iterator lru;
   int64_t ordinal = 0;
   std::optional<int64_t> last_step;
+  std::string job;                  // peer_slow: the series' peers share it
+  std::optional<double> step_time;  // peer_slow: the last one its lines printed
   TimePoint last_seen{};
   std::optional<TimePoint> last_verdict;
   // What a tick verdict is attributed to: the line last observed (shared by the rules that
@@ -69,6 +71,7 @@ void DetectorBank::configure(const std::vector<std::pair<std::string, DetectorSp
       ++it;
       continue;
     }
+    forget_peer(*it->second);
     lru_.erase(it->second->lru);
     it = series_.erase(it);
   }
@@ -85,6 +88,7 @@ DetectorBank::Series& DetectorBank::series_for(const std::string& key, std::stri
   }
   while (series_.size() >= max_series_ && !lru_.empty()) {
     for (auto& r : recent_) r.series = nullptr;
+    if (auto old = series_.find(lru_.back()); old != series_.end()) forget_peer(*old->second);
     series_.erase(lru_.back());
     lru_.pop_back();
     ++counters_.evicted;
@@ -94,7 +98,42 @@ DetectorBank::Series& DetectorBank::series_for(const std::string& key, std::stri
   s->detector = detect::make_detector(spec);
   lru_.push_front(key);
   s->lru = lru_.begin();
+  if (spec.type == DetectorType::PeerSlow) peers_[s->rule].push_back(s.get());
   return *series_.emplace(key, std::move(s)).first->second;
+}
+
+void DetectorBank::forget_peer(const Series& s) {
+  const auto it = peers_.find(s.rule);
+  if (it == peers_.end()) return;
+  std::erase(it->second, &s);
+  if (it->second.empty()) peers_.erase(it);
+}
+
+void DetectorBank::compare_with_peers(Series& s, const DetectorSpec& spec,
+                                      detect::Sample& sample, TimePoint now) {
+  if (!spec.reference.empty()) {
+    sample.reference = sample.number(spec.reference);
+    return;
+  }
+  peer_times_.clear();
+  if (const auto it = peers_.find(s.rule); it != peers_.end()) {
+    for (const Series* p : it->second) {
+      if (p == &s || !p->step_time || p->job != s.job || p->last_seen < now - spec.window) {
+        continue;
+      }
+      peer_times_.push_back(*p->step_time);
+    }
+  }
+  if (const auto t = sample.number(spec.field); t && std::isfinite(*t) && *t > 0) s.step_time = t;
+  if (peer_times_.size() < static_cast<size_t>(spec.min_peers)) return;
+  // The median; of an even count, the mean of the middle two (two peers: their mean).
+  auto& v = peer_times_;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  double median = *mid;
+  if (v.size() % 2 == 0) median = (median + *std::max_element(v.begin(), mid)) / 2;
+  sample.reference = median;
+  sample.peers = v.size();
 }
 
 DetectorBank::Recent* DetectorBank::recent_for(std::string_view rule) {
@@ -112,6 +151,7 @@ DetectorBank::Recent* DetectorBank::recent_for(std::string_view rule) {
 // What a match says that every rule it feeds reads the same way: read once per line.
 struct DetectorBank::MatchFacts {
   std::string_view rank;    // a valid rank id, or empty
+  std::string_view job;     // the job field, or empty
   std::string_view stream;  // the job, else the file: which run the series follows
   std::optional<int64_t> step;
   std::string counted;           // the labels key (device, rank) this match was last counted under
@@ -128,6 +168,7 @@ DetectorBank::MatchFacts DetectorBank::facts_of(const Finding& match) {
     }
   }
   const auto job = field(match, "job");
+  if (job) facts.job = *job;
   facts.stream = job && !job->empty() ? *job : std::string_view(match.file);
   facts.step = step_of(match);
   return facts;
@@ -193,6 +234,10 @@ std::optional<Finding> DetectorBank::observe_rule(const std::shared_ptr<const Fi
 
   detect::Sample sample{now,           step.value_or(s.ordinal), step.has_value(),
                         &match.fields, &facts.numbers,           match.text};
+  if (spec.type == DetectorType::PeerSlow) {
+    s.job.assign(facts.job);
+    compare_with_peers(s, spec, sample, now);
+  }
   count_numbers(match, facts, s.device, rank, sample, now);
   auto v = s.detector->observe(sample);
   if (!v) return std::nullopt;
@@ -327,6 +372,9 @@ void DetectorBank::count_numbers(const Finding& match, MatchFacts& facts, std::s
     if (!from) from = l.scale;
     if (from && *scale < *from) ++l.stats.scale_drops;
     l.scale = *scale;
+  }
+  if (const auto t = sample.number("step_time"); t && std::isfinite(*t) && *t > 0) {
+    l.stats.step_time = t;
   }
 }
 

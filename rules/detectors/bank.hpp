@@ -4,6 +4,10 @@
 //
 //   device   the match's device (from the line or path_fields); else the `rank` field mapped
 //            by the rule's `rank_device` (`identity`, or a map); else none.
+//   peers    a `peer_slow` rule compares each series' step time with the median of its peers:
+//            the rule's other series of the same job (every series of the rule when the lines
+//            name no job) seen within the rule's `window`. The bank fills that median into the
+//            sample; the detector stays a function of its samples.
 //   storm    when the same rule has given a verdict on at least `storm_min_series` series and
 //            `storm_fraction` of its live series within `storm_window` (every rank of the job
 //            overflowing, hanging or spiking at once), the problem is the job's software or
@@ -72,6 +76,7 @@ class DetectorBank {
     TimePoint last_step_time{};
     uint64_t overflow_steps = 0;
     uint64_t scale_drops = 0;
+    std::optional<double> step_time;  // the last step time a step line printed, as printed
   };
   std::vector<SeriesStats> series_stats() const;
 
@@ -96,6 +101,10 @@ class DetectorBank {
                                       MatchFacts& facts, std::string_view rule, FaultLevel level,
                                       TimePoint now);
   std::optional<Finding> verdict(Series& s, const detect::Verdict& v, TimePoint now);
+  // peer_slow: the sample's reference (the peers' median step time, or the line's own figure).
+  void compare_with_peers(Series& s, const DetectorSpec& spec, detect::Sample& sample,
+                          TimePoint now);
+  void forget_peer(const Series& s);
   void count_numbers(const Finding& match, MatchFacts& facts, std::string_view device,
                      std::string_view rank, const detect::Sample& sample, TimePoint now);
 
@@ -123,6 +132,10 @@ class DetectorBank {
   };
   std::vector<Recent> recent_;
   std::vector<Finding> scratch_;  // apply()'s output before it is swapped into place
+  // The series of each peer_slow rule, so that a step line compares with its peers without a
+  // walk over every series; entries leave with their series.
+  std::unordered_map<std::string, std::vector<Series*>> peers_;
+  std::vector<double> peer_times_;  // scratch of compare_with_peers
 };
 
 }  // namespace faultd

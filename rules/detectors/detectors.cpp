@@ -438,6 +438,34 @@ class SlowStep final : public Detector {
   std::vector<double> scratch_;
 };
 
+class PeerSlow final : public Detector {
+ public:
+  explicit PeerSlow(const DetectorSpec& s) : s_(s) {}
+  std::optional<Verdict> observe(const Sample& x) override {
+    const auto t = x.number(s_.field);
+    if (!t || !std::isfinite(*t) || *t <= 0) return std::nullopt;
+    const double limit = x.reference ? (1 + s_.margin) * *x.reference : 0;
+    if (!x.reference || !(*x.reference > 0) || !(*t > limit)) {
+      run_ = 0;
+      fired_ = false;
+      return std::nullopt;
+    }
+    if (++run_ < s_.consecutive || fired_) return std::nullopt;
+    fired_ = true;
+    const std::string of = x.peers > 0 ? "the median " + num(*x.reference) + " of " +
+                                             std::to_string(x.peers) + " peers"
+                                       : s_.reference + " " + num(*x.reference);
+    return Verdict{Severity::Warning,
+                   s_.field + " " + num(*t) + " is " + num(std::round((*t / *x.reference - 1) * 100)) +
+                       " % above " + of + " for " + std::to_string(run_) + " steps"};
+  }
+
+ private:
+  const DetectorSpec s_;
+  int64_t run_ = 0;
+  bool fired_ = false;
+};
+
 }  // namespace
 
 std::optional<std::string_view> Sample::get(std::string_view name) const {
@@ -503,6 +531,8 @@ std::unique_ptr<Detector> make_detector(const DetectorSpec& spec) {
       return std::make_unique<ExpectWithin>(spec);
     case DetectorType::SlowStep:
       return std::make_unique<SlowStep>(spec);
+    case DetectorType::PeerSlow:
+      return std::make_unique<PeerSlow>(spec);
   }
   return nullptr;
 }

@@ -44,6 +44,10 @@
 //                        lines end the wait too.
 //   slow_step            step time > ratio × median of the last `baseline` normal step times
 //                        for `consecutive` steps, after `warmup` steps → warning.
+//   peer_slow            step time > (1 + margin) × the sample's `reference` (its peers'
+//                        median, filled in by the DetectorBank, or a figure of the line) for
+//                        `consecutive` steps, from the first step → warning. A sample without
+//                        a reference (too few peers) breaks the run.
 #pragma once
 
 #include <array>
@@ -78,6 +82,9 @@ struct Sample {
   const Fields* fields = nullptr;
   FieldNumbers* numbers = nullptr;  // of `fields`, shared by the rules the line feeds; optional
   std::string_view text{};          // the line (liveness rules tell their lines apart by it)
+  // peer_slow: what the step time is compared with, and how many peers gave it (0: the line).
+  std::optional<double> reference = std::nullopt;
+  size_t peers = 0;
   std::optional<std::string_view> get(std::string_view name) const;
   // The field as a number (NaN/Inf allowed); nullopt when absent or not a number.
   std::optional<double> number(std::string_view name) const;

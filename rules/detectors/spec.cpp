@@ -14,9 +14,9 @@ namespace {
 using yaml::Ctx;
 using namespace std::chrono_literals;
 
-constexpr std::array<std::string_view, 8> kTypeNames = {
-    "rate",  "loss_scale_collapse", "non_finite",   "feature_anomaly",
-    "stall", "slow_step",           "expect_every", "expect_within"};
+constexpr std::array<std::string_view, 9> kTypeNames = {
+    "rate",      "loss_scale_collapse", "non_finite",   "feature_anomaly", "stall",
+    "slow_step", "peer_slow",           "expect_every", "expect_within"};
 
 std::optional<double> get_number(const YAML::Node& map, const char* key, const Ctx& ctx,
                                  double min) {
@@ -108,6 +108,14 @@ void set_defaults(DetectorSpec& s) {
       s.consecutive = 5;
       s.warmup = 5;
       break;
+    case DetectorType::PeerSlow:
+      // No warm-up: a device slow from its first step is slow against its peers. 20 % is far
+      // above a healthy run's spread across ranks (docs/detection.md, "Slow devices"); five
+      // steps in a row outlast a checkpoint or a data-loader hiccup.
+      s.field = "step_time";
+      s.consecutive = 5;
+      s.window = 10min;
+      break;
   }
 }
 
@@ -140,6 +148,9 @@ std::vector<std::string_view> keys_for(DetectorType type) {
     case DetectorType::ExpectEvery:
     case DetectorType::ExpectWithin:
       break;  // rule keys, never a `detect:` type (parse_detector_spec refuses them)
+    case DetectorType::PeerSlow:
+      add({"field", "margin", "consecutive", "min_peers", "window", "reference"});
+      break;
   }
   return keys;
 }
@@ -183,16 +194,17 @@ std::string DetectorSpec::canonical() const {
   put(out, "consecutive", num(consecutive));
   put(out, "generation", std::string(1, generation));
   for (double v : {upper_l1, upper_l2, sigma_l1, sigma_l2, upper_thresh1, upper_thresh2, beta,
-                   factor, ratio, storm_fraction}) {
+                   factor, ratio, storm_fraction, margin}) {
     put(out, "n", num(v));
   }
-  for (auto v : {min_steps, strikes, min_intervals, baseline, storm_min_series})
+  for (auto v : {min_steps, strikes, min_intervals, baseline, storm_min_series, min_peers})
     put(out, "i", num(v));
   for (auto d : {cooldown, strikes_window, stall_floor, storm_window})
     put(out, "d", num(d.count()));
   put(out, "expect", num(expect.count()));
   for (const auto& a : after) put(out, "after", a);
   for (const auto& u : until) put(out, "until", u);
+  put(out, "reference", reference);
   put(out, "rank_identity", num(rank_identity));
   for (const auto& [rank, device] : rank_device) put(out, "rank_device", rank + "=" + device);
   return out.str();
@@ -359,6 +371,14 @@ std::optional<DetectorSpec> parse_detector_spec(const YAML::Node& node, const st
       get_count("consecutive", s.consecutive, 1);
       get_count("baseline", s.baseline, 1);
       get_count("warmup", s.warmup, 0);
+      break;
+    case DetectorType::PeerSlow:
+      get_field_name("field", s.field);
+      if (auto v = get_number(node, "margin", ctx, 0)) s.margin = *v;
+      get_count("consecutive", s.consecutive, 1);
+      get_count("min_peers", s.min_peers, 1);
+      get_positive_duration("window", s.window);
+      get_field_name("reference", s.reference);
       break;
     case DetectorType::ExpectEvery:
     case DetectorType::ExpectWithin:

@@ -30,6 +30,7 @@ enum class DetectorType {
   FeatureAnomaly,
   Stall,
   SlowStep,
+  PeerSlow,
   ExpectEvery,   // the rule keys `expect_every: T` (liveness), not a `detect:` type
   ExpectWithin,  // `expect_within: T` with `after:`
 };
@@ -101,6 +102,14 @@ struct DetectorSpec {
   // for `consecutive` steps.
   double ratio = 2.0;
   int64_t baseline = 20;
+
+  // peer_slow: `field` above (1 + margin) × its peers' median for `consecutive` steps. The
+  // peers are the rule's other series of the same job (all of them when no job is named) seen
+  // within `window`, at least `min_peers` of them; with `reference`, the line itself names the
+  // peers' figure (Megatron's straggler report: the fastest rank's time) instead.
+  double margin = 0.2;
+  int64_t min_peers = 2;
+  std::string reference;
 
   // Attribution: rank → device when the match names no device.
   bool rank_identity = false;

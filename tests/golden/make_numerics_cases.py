@@ -433,8 +433,46 @@ its scale or the step it skips, and every short trigger costs a probe of every b
     return c
 
 
+def peer_slow():
+    c = Case("numerics-peer-slow", """
+A torchrun console log (`--tee`: every rank's lines in one file, each after its "[defaultN]:"
+prefix, which names the rank) of four ranks printing MindFormers step lines, constructed in
+the shape of the numerics-mindformers case's verbatim line. Ranks 0, 1 and 3 run at 1000-1030 ms
+a step (normal jitter: quiet); rank 2 runs 30 % slower from its first step, which its own
+baseline (slow_step) never sees. device.slow compares it with the median of its three peers and
+reports it on its fifth step. The file names no device: the verdict names the rank only.""",
+             path="/var/log/training/job-40/console.log", device="")
+    for step in range(1, 13):
+        for rank in range(4):
+            t = (1300 if rank == 2 else 1000) + (step + rank) % 4 * 10
+            c.add("[default%d]:2024-06-24 10:00:%02d,000 - mindformers - INFO - { Epoch:[  1/  2], step:[%5d/ 6500], loss: %.3f, per_step_time: %dms, lr: 1e-05, overflow cond: False, loss_scale: 1.0, global_norm: [0.9], train_throughput_per_npu: 2.849T" % (rank, step, step, 2.0 - step * 0.01, t))
+            if rank == 2 and step == 5:
+                c.expect("device.slow", "SubHealthFault")
+    return c
+
+
+def megatron_straggler_report():
+    c = Case("numerics-megatron-straggler", """
+Megatron's straggler report (--log-straggler). Line 1 is verbatim from NVIDIA/Megatron-LM
+megatron/core/README_STRAGGLER.md line 13 (commit d81c3b15e6fbcb6974edf8d680dab7a497639e6c): 32
+ranks of a healthy run, the slowest (rank 0) 0.4 % above the fastest: quiet. The rest are
+constructed in its format: rank 30 at 1570.32 ms against a fastest rank at 1200 ms (31 %) in
+five reports in a row, with one report between them at 8 % (the run breaks), then five more
+in a row: device.slow.megatron-report fires on the fifth. The rank is global (rank 0 prints the
+report for the whole job): no rank_device, so the verdict names the rank and no device.""",
+             path="/var/log/training/job-41/rank0.log", device="")
+    c.add(" 0: INFO:megatron.core.utils:[2024-03-14 23:07:56] | MnRtt/Rnk: 3453.08ms/8 | MxRtt/Rnk: 3468.20ms/0 | MnPwr/Rnk: 601796W/8 | MxPwr/Rnk: 683801W/18 | MnTmp/Rnk: 52C/0 | MxTmp/Rnk: 65C/21 | MnUtl/Rnk: 97%/8 | MxUtl/Rnk: 100%/6 | MnClk/Rnk: 1950MHz/28 | MxClk/Rnk: 1980MHz/0 | MnDRtt/Rnk: 14.27ms/23 | MxDRtt/Rnk: 34.65ms/3 | MnEtpt/Rnk: 296.02TF/0 | MxEtpt/Rnk: 297.32TF/8")
+    for i in range(11):
+        fastest = "1450.00" if i == 4 else "1200.00"
+        c.add(" 0: INFO:megatron.core.utils:[2024-03-15 00:%02d:00] | MnRtt/Rnk: %sms/13 | MxRtt/Rnk: 1570.32ms/30 | MnPwr/Rnk: 617923.00W/0 | MxPwr/Rnk: 669787.00W/20 | MnTmp/Rnk: 50.00C/0 | MxTmp/Rnk: 61.00C/19 | MnUtl/Rnk: 95.00%%/20 | MxUtl/Rnk: 100.00%%/3 | MnClk/Rnk: 1920.00MHz/14 | MxClk/Rnk: 1965.00MHz/0 | MnDRtt/Rnk: 1.22ms/15 | MxDRtt/Rnk: 13.33ms/23 | MnEtpt/Rnk: 560.82TF/30 | MxEtpt/Rnk: 608.83TF/13" % (i, fastest))
+        if i == 9:
+            c.expect("device.slow.megatron-report", "SubHealthFault")
+    return c
+
+
 for case in (mindspore(), mindformers(), megatron(), deepspeed(), apex(), mindyolo(), hf(),
              stop_messages(), tensorboard(), funasr(), deepspeed_calibration(), deepspeed_stuck(),
              deepspeed_low_scale(), yolact(), paddle_scaler(), colossalai_skip(),
-             paddle_dygraph_scaler(), mmseg_namespaced_loss()):
+             paddle_dygraph_scaler(), mmseg_namespaced_loss(), peer_slow(),
+             megatron_straggler_report()):
     case.write()

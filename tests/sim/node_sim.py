@@ -9,7 +9,8 @@ silent-check (SilentCheckV3 ComputeL1Error in device-N's log), normal (a SilentC
 normal-case line that must not alarm), collective-hang (8 ranks' HCCL Flight Recorder dumps in
 flight-recorder/ in which device N's rank never entered the last collective, and the other
 seven ranks' HCCL timeout lines in the plog), init-hang (a training launcher's start line, job init-hang-N,
-and nothing after it: a liveness finding once its window has passed)."""
+and nothing after it: a liveness finding once its window has passed), slow (STEPS MindFormers step lines of a job on each of the
+8 devices, training/slow-demo/worker_N.log, device N's 30 % slower than its peers')."""
 import argparse
 import os
 import random
@@ -86,11 +87,31 @@ def inject_init_hang(root, device):
     return path
 
 
+def inject_slow(root, device, steps=12):
+    """Step lines of one job on 8 devices, written step by step; `device` 30 % slower."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import training_log_sim
+    d = os.path.join(root, "training", "slow-demo")
+    os.makedirs(d, exist_ok=True)
+    runs = {r: training_log_sim.Run("mindformers", slowdown=1.3 if r == device else 1.0,
+                                    jitter=0.03, seed=r) for r in range(8)}
+    files = {r: open(os.path.join(d, "worker_%d.log" % r), "a") for r in range(8)}
+    for step in range(1, steps + 1):
+        for r in range(8):
+            files[r].write(runs[r].line(step) + "\n")
+            files[r].flush()
+    for f in files.values():
+        f.close()
+    return os.path.join(d, "worker_%d.log" % device)
+
+
 def inject(root, kind, device):
     if kind == "collective-hang":
         return collective_hang(root, device)
     if kind == "init-hang":
         return inject_init_hang(root, device)
+    if kind == "slow":
+        return inject_slow(root, device)
     if kind == "asd":
         path = plog_path(root)
         line = ("[ERROR] ASCENDCL(%d,python3):%s [silent_check.cc:88]107630 AsdCheck: "

@@ -452,3 +452,20 @@ TEST_CASE("scrapes on the HTTP threads run alongside the io thread's reports", "
   CHECK_THAT(text,
              Catch::Contains("faultd_actions_total{action=\"isolate\",result=\"success\"} " + n));
 }
+
+TEST_CASE("a series' step time is exported once a step line printed one", "[export]") {
+  Metrics m;
+  DetectorBank::SeriesStats with_time;
+  with_time.device = "5";
+  with_time.last_step = 12;
+  with_time.step_time = 1300;
+  DetectorBank::SeriesStats without;
+  without.device = "6";
+  without.last_step = 12;
+  m.on_numerics({with_time, without});
+  const auto text = m.render();
+  CHECK_THAT(text, Catch::Contains("faultd_training_step_time{device=\"5\",rank=\"\"} 1300"));
+  CHECK(label_values(text, "faultd_training_step_time", "device") == std::set<std::string>{"5"});
+  m.on_numerics({without});
+  CHECK_THAT(m.render(), !Catch::Contains("faultd_training_step_time"));
+}

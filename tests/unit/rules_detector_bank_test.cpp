@@ -219,6 +219,107 @@ TEST_CASE("bank: per-device numbers for metrics count each line once", "[rules][
   CHECK(stats[0].last_step == 3);
 }
 
+namespace {
+
+// One step of every device of a node: device d's step time is times(d, step).
+template <class F>
+std::vector<Finding> node_steps(DetectorBank& bank, int devices, int steps, F times,
+                                const std::string& job = "") {
+  std::vector<Finding> out;
+  for (int step = 1; step <= steps; ++step) {
+    for (int d = 0; d < devices; ++d) {
+      Fields fields = {{"step", std::to_string(step)}, {"step_time", std::to_string(times(d, step))}};
+      if (!job.empty()) fields.emplace_back("job", job);
+      const std::string dev = std::to_string(d);
+      auto f = match("slow", "/logs/" + job + "/worker_" + dev + ".log",
+                     static_cast<uint64_t>(step), fields, dev);
+      f.level = FaultLevel::SubHealthFault;
+      if (auto v = bank.observe(f, kT0 + step * 1s)) out.push_back(*v);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bank: peer_slow compares a device with the median of its peers",
+          "[rules][detectors][bank]") {
+  DetectorBank bank;
+  bank.configure({{"slow", default_detector_spec(DetectorType::PeerSlow)}});
+  SECTION("a device 30 % slower from step 1 is named at its fifth step, once") {
+    const auto v = node_steps(bank, 8, 20, [](int d, int) { return d == 5 ? 1300 : 1000; });
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].device == "5");
+    CHECK(v[0].line == 5 + 1);  // the fifth step's line (offset + 1)
+    CHECK(v[0].level == FaultLevel::SubHealthFault);
+    CHECK(annotation(v[0], "detector") == "peer_slow");
+    CHECK(annotation(v[0], "verdict").find("of 7 peers") != std::string::npos);
+  }
+  SECTION("normal jitter (every device within ±8 % at random) is quiet") {
+    uint32_t state = 12345;
+    auto jitter = [&state](int, int) {
+      state = state * 1664525u + 1013904223u;
+      return 1000 * (0.92 + 0.16 * (state >> 8) / double(1u << 24));
+    };
+    CHECK(node_steps(bank, 8, 500, jitter).empty());
+  }
+  SECTION("every device slow together (a slow step of the job) is no straggler") {
+    CHECK(node_steps(bank, 8, 20, [](int, int step) { return step > 5 ? 3000 : 1000; }).empty());
+  }
+  SECTION("peers are the same job's series") {
+    // Job a runs at 1000 ms on devices 0-3, job b at 1500 ms on 4-7: neither is slow.
+    std::vector<Finding> v;
+    for (int step = 1; step <= 20; ++step) {
+      for (int d = 0; d < 8; ++d) {
+        const std::string job = d < 4 ? "a" : "b";
+        const std::string dev = std::to_string(d);
+        auto f = match("slow", "/logs/" + job + "/worker_" + dev + ".log",
+                       static_cast<uint64_t>(step),
+                       {{"step", std::to_string(step)},
+                        {"step_time", d < 4 ? "1000" : "1500"},
+                        {"job", job}},
+                       dev);
+        if (auto r = bank.observe(f, kT0 + step * 1s)) v.push_back(*r);
+      }
+    }
+    CHECK(v.empty());
+  }
+  SECTION("two devices alone have too few peers") {
+    CHECK(node_steps(bank, 2, 20, [](int d, int) { return d == 1 ? 2000 : 1000; }).empty());
+  }
+  SECTION("the metrics carry each device's last step time") {
+    node_steps(bank, 3, 2, [](int d, int) { return 1000 + d; });
+    const auto stats = bank.series_stats();
+    REQUIRE(stats.size() == 3);
+    CHECK(stats[2].step_time == 1002);
+  }
+}
+
+TEST_CASE("bank: peer_slow with a reference field reads the peers' figure from the line",
+          "[rules][detectors][bank]") {
+  DetectorSpec spec = default_detector_spec(DetectorType::PeerSlow);
+  spec.reference = "peer_time";
+  DetectorBank bank;
+  bank.configure({{"slow", spec}});
+  std::vector<Finding> v;
+  for (int i = 1; i <= 6; ++i) {
+    auto f = match("slow", "/logs/rank0.log", static_cast<uint64_t>(i),
+                   {{"step_time", "1570.32"}, {"peer_time", i == 3 ? "1446.49" : "1200"},
+                    {"rank", "30"}});
+    if (auto r = bank.observe(f, kT0 + i * 1s)) v.push_back(*r);
+  }
+  CHECK(v.empty());  // the third report is within 20 % (8.6 %): the run broke
+  for (int i = 7; i <= 11; ++i) {
+    auto f = match("slow", "/logs/rank0.log", static_cast<uint64_t>(i),
+                   {{"step_time", "1570.32"}, {"peer_time", "1200"}, {"rank", "30"}});
+    if (auto r = bank.observe(f, kT0 + i * 1s)) v.push_back(*r);
+  }
+  REQUIRE(v.size() == 1);
+  CHECK(v[0].device.empty());  // a global rank, no rank_device
+  CHECK(annotation(v[0], "rank") == "30");
+  CHECK(annotation(v[0], "verdict").find("above peer_time 1200") != std::string::npos);
+}
+
 TEST_CASE("detect: YAML with defaults, errors at their position, fields from the engine",
           "[rules][detectors][parse]") {
   auto parse = [](const std::string& text, std::vector<RuleSpec>& specs) {

@@ -449,6 +449,42 @@ TEST_CASE("slow_step: N consecutive steps slower than the series' own baseline",
   }
 }
 
+TEST_CASE("peer_slow: N consecutive steps above (1 + margin) × the reference, from step 1",
+          "[rules][detectors]") {
+  DetectorSpec s = spec_of(DetectorType::PeerSlow);  // margin 0.2, 5 consecutive, no warm-up
+  auto d = make_detector(s);
+  std::vector<Fields> lines;
+  auto observe = [&](double t, std::optional<double> reference, int64_t step) {
+    lines.push_back({{"step_time", str(t)}});
+    Sample x{kT0 + step * 1s, step, true, &lines.back()};
+    x.reference = reference;
+    x.peers = 7;
+    return d->observe(x);
+  };
+  lines.reserve(64);
+  // A device 30 % slower than its peers from its very first step: the fifth step reports it.
+  for (int64_t i = 1; i <= 4; ++i) CHECK_FALSE(observe(1300, 1000, i));
+  const auto v = observe(1300, 1000, 5);
+  REQUIRE(v);
+  CHECK(v->severity == Severity::Warning);
+  INFO(v->reason);
+  CHECK(v->reason.find("30 % above the median 1000 of 7 peers") != std::string::npos);
+  CHECK_FALSE(observe(1300, 1000, 6));  // one verdict per episode
+  CHECK_FALSE(observe(1100, 1000, 7));  // within the margin: re-armed
+  for (int64_t i = 8; i <= 11; ++i) CHECK_FALSE(observe(1300, 1000, i));
+  CHECK(observe(1300, 1000, 12));
+  SECTION("at the margin, or without a reference (too few peers), the run breaks") {
+    auto e = make_detector(s);
+    d.swap(e);
+    for (int64_t i = 1; i <= 4; ++i) CHECK_FALSE(observe(1300, 1000, i));
+    CHECK_FALSE(observe(1200, 1000, 5));  // exactly 20 %: not above
+    for (int64_t i = 6; i <= 9; ++i) CHECK_FALSE(observe(1300, 1000, i));
+    CHECK_FALSE(observe(1300, std::nullopt, 10));
+    for (int64_t i = 11; i <= 14; ++i) CHECK_FALSE(observe(1300, 1000, i));
+    CHECK(observe(1300, 1000, 15));
+  }
+}
+
 // ---- the parameters of the step-line rules (etc/faultd/rules.d/training-numerics.yaml) ----
 
 TEST_CASE("rate with field and probe_scale: only overflows below a healthy scale count",
