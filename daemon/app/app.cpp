@@ -174,6 +174,7 @@ class Daemon final : public ChunkSink {
   std::shared_ptr<Source> make_source(const CommandSourceConfig& cfg, bool seen);
   std::shared_ptr<Source> make_source(const KmsgSourceConfig& cfg, bool seen);
   std::shared_ptr<Source> make_source(const OverflowDumpSourceConfig& cfg, bool seen);
+  std::shared_ptr<Source> make_source(const HangSourceConfig& cfg, bool seen);
   void watch_wake_fd(const std::shared_ptr<SourceSlot>& slot);
   PositionLookup position_lookup();
   void arm_wake(const std::shared_ptr<SourceSlot>& slot);
@@ -211,6 +212,7 @@ class Daemon final : public ChunkSink {
   std::unique_ptr<Store> store_;
   std::unique_ptr<Pipeline> pipeline_;
   Matcher matcher_;
+  LogClock log_clock_;  // before the sources that read it (hang sources), so it outlives them
   Metrics metrics_;
   std::unique_ptr<HookRunner> runner_;
   std::unique_ptr<ActionManager> actions_;
@@ -424,6 +426,12 @@ std::shared_ptr<Source> Daemon::make_source(const OverflowDumpSourceConfig& cfg,
   return std::make_shared<OverflowDumpSource>(cfg, position_lookup());
 }
 
+std::shared_ptr<Source> Daemon::make_source(const HangSourceConfig& cfg, bool) {
+  spdlog::info("source {}: hang verdict from {} every {} ({} polls)", cfg.name, cfg.program,
+               format_duration(cfg.thresholds.interval), cfg.thresholds.polls);
+  return std::make_shared<HangSource>(cfg, log_clock_);
+}
+
 // A source's wake fd may change (the kernel log reopened, or opened late): follow it.
 void Daemon::watch_wake_fd(const std::shared_ptr<SourceSlot>& slot) {
   const int fd = slot->source->wake_fd();
@@ -555,6 +563,7 @@ void Daemon::save_positions() {
 }
 
 bool Daemon::on_chunk(const Chunk& chunk) {
+  log_clock_.on_chunk(chunk, clock_.now());  // the hang verdict's "log silent" half
   findings_.clear();
   const size_t matches = matcher_.match(chunk, clock_.now(), findings_);
   if (matcher_.detectors_active() && matches > 0) publish_numerics();

@@ -14,6 +14,7 @@
 
 #include "collectors/file/glob.hpp"
 #include "daemon/config/command_source_config.hpp"
+#include "daemon/config/hang_source_config.hpp"
 #include "daemon/config/inventory_config.hpp"
 #include "daemon/config/kmsg_source_config.hpp"
 #include "daemon/config/overflow_dump_source_config.hpp"
@@ -221,9 +222,11 @@ void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
       if (auto c = load_kmsg_source(n, *name, base_dir, ctx)) cfg.sources.emplace_back(*c);
     } else if (type == "overflow_dump") {
       if (auto c = load_overflow_dump_source(n, *name, base_dir, ctx)) cfg.sources.emplace_back(*c);
+    } else if (type == "hang") {
+      if (auto c = load_hang_source(n, *name, base_dir, ctx)) cfg.sources.emplace_back(*c);
     } else {
-      ctx.error(n["type"],
-                "unknown source type '" + type + "' (one of: file, command, kmsg, overflow_dump)");
+      ctx.error(n["type"], "unknown source type '" + type +
+                               "' (one of: file, command, kmsg, overflow_dump, hang)");
     }
   }
 }

@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "collectors/activity/hang_source.hpp"
 #include "collectors/command/command_source.hpp"
 #include "collectors/file/file_source.hpp"
 #include "collectors/kmsg/kmsg_source.hpp"
@@ -59,8 +60,8 @@ PolicyConfig default_policy();
 
 // One configured source: its type's settings. Each settings type has `name` and `==` (a reload
 // keeps a running source whose settings are equal, with its partial lines and positions).
-using SourceConfig =
-    std::variant<FileSourceConfig, CommandSourceConfig, KmsgSourceConfig, OverflowDumpSourceConfig>;
+using SourceConfig = std::variant<FileSourceConfig, CommandSourceConfig, KmsgSourceConfig,
+                                  OverflowDumpSourceConfig, HangSourceConfig>;
 const std::string& source_name(const SourceConfig& source);
 
 struct Config {
