@@ -395,6 +395,10 @@ struct CommandSource::Impl {
       stats.count_error(SourceErrorKind::Parse);
       run.failure = "output cut short: " + error;
     }
+    if (is_sample_parser(config.parser)) {  // a sample at every run, not only news
+      hand_on(run, now, std::move(observation->samples), sink);
+      return false;
+    }
     if (config.parser == CommandParser::NvidiaSmiBus) {
       std::vector<std::string> lines;
       if (observation->gpus != gpu_map) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <functional>
 
 namespace faultd {
@@ -62,8 +63,9 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }  // namespace
 
 namespace {
-constexpr std::array<std::string_view, 4> kParserNames = {"npu_smi_health", "npu_smi_info",
-                                                          "deviceinfo_cm", "nvidia_smi_bus"};
+constexpr std::array<std::string_view, 9> kParserNames = {
+    "npu_smi_health", "npu_smi_info",        "deviceinfo_cm",   "nvidia_smi_bus", "npu_smi_usages",
+    "npu_smi_procs",  "nvidia_smi_activity", "nvidia_smi_apps", "hccn_stat"};
 }  // namespace
 
 std::optional<CommandParser> parse_command_parser(std::string_view name) {
@@ -84,8 +86,56 @@ std::string_view record_prefix(CommandParser parser) {
       return "deviceinfo";
     case CommandParser::NvidiaSmiBus:
       return "nvidia-smi gpu";
+    case CommandParser::NpuSmiUsages:
+    case CommandParser::NvidiaSmiActivity:
+      return "activity";
+    case CommandParser::NpuSmiProcesses:
+    case CommandParser::NvidiaSmiApps:
+      return "holder";
+    case CommandParser::HccnStat:
+      return "traffic";
   }
   return "?";
+}
+
+bool is_sample_parser(CommandParser parser) {
+  return parser == CommandParser::NpuSmiUsages || parser == CommandParser::NpuSmiProcesses ||
+         parser == CommandParser::NvidiaSmiActivity || parser == CommandParser::NvidiaSmiApps ||
+         parser == CommandParser::HccnStat;
+}
+
+namespace {
+std::string percent_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+}  // namespace
+
+std::string format_activity_record(const command_parsers::DeviceUsage& u) {
+  std::string out;
+  append_identity(out, "activity", u.device, "");
+  if (!u.bus_id.empty()) append_field(out, "bus_id", u.bus_id);
+  append_field(out, "util", percent_text(u.utilization));
+  append_field(out, "memory_mb", std::to_string(u.memory_mb));
+  return out;
+}
+
+std::string format_holder_record(const command_parsers::DeviceProcess& p) {
+  std::string out;
+  append_identity(out, "holder", p.device, "");
+  if (!p.bus_id.empty()) append_field(out, "bus_id", p.bus_id);
+  append_field(out, "pid", std::to_string(p.pid));
+  append_field(out, "name", p.name.empty() ? std::string_view("-") : std::string_view(p.name));
+  append_field(out, "memory_mb", std::to_string(p.memory_mb));
+  return out;
+}
+
+std::string format_traffic_record(std::string_view device, uint64_t packets) {
+  std::string out;
+  append_identity(out, "traffic", device, "");
+  append_field(out, "packets", std::to_string(packets));
+  return out;
 }
 
 std::string format_health_record(std::string_view prefix, const DeviceHealth& h,
@@ -263,6 +313,38 @@ std::optional<Observation> observe(CommandParser parser, std::string_view output
       auto map = command_parsers::parse_nvidia_smi_bus(output, error);
       if (!map) return std::nullopt;
       o.gpus = std::move(*map);
+      break;
+    }
+    case CommandParser::NpuSmiUsages:
+    case CommandParser::NvidiaSmiActivity: {
+      std::vector<command_parsers::DeviceUsage> usages;
+      if (parser == CommandParser::NpuSmiUsages) {
+        auto usage = command_parsers::parse_npu_smi_usages(output, error);
+        if (!usage) return std::nullopt;
+        usage->device = std::string(device);
+        usages.push_back(std::move(*usage));
+      } else {
+        auto list = command_parsers::parse_nvidia_smi_activity(output, error);
+        if (!list) return std::nullopt;
+        usages = std::move(*list);
+      }
+      for (const auto& u : usages) o.samples.push_back(format_activity_record(u));
+      break;
+    }
+    case CommandParser::NpuSmiProcesses:
+    case CommandParser::NvidiaSmiApps: {
+      auto list = parser == CommandParser::NpuSmiProcesses
+                      ? command_parsers::parse_npu_smi_processes(output, error)
+                      : command_parsers::parse_nvidia_smi_apps(output, error);
+      if (!list) return std::nullopt;
+      o.samples.push_back("holders: count=" + std::to_string(list->size()));
+      for (const auto& p : *list) o.samples.push_back(format_holder_record(p));
+      break;
+    }
+    case CommandParser::HccnStat: {
+      const auto packets = command_parsers::parse_hccn_stat_packets(output, error);
+      if (!packets) return std::nullopt;
+      o.samples.push_back(format_traffic_record(device, *packets));
       break;
     }
   }

@@ -49,14 +49,29 @@
 #include <vector>
 
 #include "collectors/collector.hpp"
+#include "collectors/command/parsers/activity.hpp"
 #include "collectors/command/parsers/parsers.hpp"
 
 namespace faultd {
 
-enum class CommandParser { NpuSmiHealth, NpuSmiInfo, DeviceInfoCm, NvidiaSmiBus };
+enum class CommandParser {
+  NpuSmiHealth,
+  NpuSmiInfo,
+  DeviceInfoCm,
+  NvidiaSmiBus,
+  // Activity samples (collectors/command/parsers/activity.hpp): handed on at every run, not
+  // only on change, as the sample lines below; the hang verdict's source reads them.
+  NpuSmiUsages,
+  NpuSmiProcesses,
+  NvidiaSmiActivity,
+  NvidiaSmiApps,
+  HccnStat,
+};
+// Whether the parser's runs give activity samples (every run) rather than health news.
+bool is_sample_parser(CommandParser parser);
 std::optional<CommandParser> parse_command_parser(std::string_view name);
 std::string_view to_string(CommandParser parser);
-// "npu_smi_health, npu_smi_info, deviceinfo_cm, nvidia_smi_bus" (for error messages).
+// "npu_smi_health, npu_smi_info, ..." (for error messages).
 std::string command_parser_names();
 // The record prefix of a parser, e.g. "npu-smi health".
 std::string_view record_prefix(CommandParser parser);
@@ -73,6 +88,15 @@ std::string format_unresponsive_record(std::string_view device, uint32_t failure
 inline constexpr size_t kMaxFailedOutputLines = 64;
 std::vector<std::string> failed_output_lines(std::string_view output);
 
+// The sample lines of the activity parsers, one run's worth each time:
+//   activity: device=<d> [bus_id=<b>] util=<percent> memory_mb=<n>
+//   holders: count=<n>                       (first line of a process table's run)
+//   holder: device=<d>|bus_id=<b> pid=<pid> name=<name> memory_mb=<n>
+//   traffic: device=<d> packets=<tx+rx, cumulative>
+std::string format_activity_record(const command_parsers::DeviceUsage& usage);
+std::string format_holder_record(const command_parsers::DeviceProcess& process);
+std::string format_traffic_record(std::string_view device, uint64_t packets);
+
 // What one run of `parser`'s command printed, parsed: the devices' health (npu-smi, the
 // ConfigMap) or the GPU bus map (nvidia-smi). `device`/`chip` name the device of a health
 // report, whose output names none (`npu-smi info -t health -i N -c C`). Nothing, with `error`
@@ -80,6 +104,8 @@ std::vector<std::string> failed_output_lines(std::string_view output);
 struct Observation {
   std::vector<command_parsers::DeviceHealth> health;
   std::vector<command_parsers::GpuBus> gpus;
+  // Activity parsers: the run's sample lines (format above).
+  std::vector<std::string> samples;
   // The output was cut short (`error` says where): `health` holds what came before the cut.
   bool truncated = false;
 };

@@ -176,6 +176,7 @@ class Daemon final : public ChunkSink {
   std::shared_ptr<Source> make_source(const KmsgSourceConfig& cfg, bool seen);
   std::shared_ptr<Source> make_source(const OverflowDumpSourceConfig& cfg, bool seen);
   std::shared_ptr<Source> make_source(const FlightRecorderSourceConfig& cfg, bool seen);
+  std::shared_ptr<Source> make_source(const HangSourceConfig& cfg, bool seen);
   void watch_wake_fd(const std::shared_ptr<SourceSlot>& slot);
   PositionLookup position_lookup();
   void arm_wake(const std::shared_ptr<SourceSlot>& slot);
@@ -213,6 +214,7 @@ class Daemon final : public ChunkSink {
   std::unique_ptr<Store> store_;
   std::unique_ptr<Pipeline> pipeline_;
   Matcher matcher_;
+  LogClock log_clock_;  // before the sources that read it (hang sources), so it outlives them
   Metrics metrics_;
   std::unique_ptr<HookRunner> runner_;
   std::unique_ptr<ActionManager> actions_;
@@ -431,6 +433,12 @@ std::shared_ptr<Source> Daemon::make_source(const FlightRecorderSourceConfig& cf
   return std::make_shared<FlightRecorderSource>(cfg);
 }
 
+std::shared_ptr<Source> Daemon::make_source(const HangSourceConfig& cfg, bool) {
+  spdlog::info("source {}: hang verdict from {} every {} ({} polls)", cfg.name, cfg.program,
+               format_duration(cfg.thresholds.interval), cfg.thresholds.polls);
+  return std::make_shared<HangSource>(cfg, log_clock_);
+}
+
 // A source's wake fd may change (the kernel log reopened, or opened late): follow it.
 void Daemon::watch_wake_fd(const std::shared_ptr<SourceSlot>& slot) {
   const int fd = slot->source->wake_fd();
@@ -562,6 +570,7 @@ void Daemon::save_positions() {
 }
 
 bool Daemon::on_chunk(const Chunk& chunk) {
+  log_clock_.on_chunk(chunk, clock_.now());  // the hang verdict's "log silent" half
   findings_.clear();
   const size_t matches = matcher_.match(chunk, clock_.now(), findings_);
   if (matcher_.detectors_active() && matches > 0) publish_numerics();

@@ -11,6 +11,29 @@ namespace {
 constexpr int64_t kMaxUnresponsiveAfter = 1000;
 }  // namespace
 
+void load_interval_timeout(const YAML::Node& n, Duration min_interval, Duration& interval,
+                           Duration& timeout, const yaml::Ctx& ctx) {
+  if (auto v = yaml::get_duration(n, "interval", ctx)) {
+    if (*v < min_interval) {
+      ctx.error(n["interval"], "interval must be at least " + format_duration(min_interval));
+    } else {
+      interval = *v;
+    }
+  }
+  if (auto v = yaml::get_duration(n, "timeout", ctx)) {
+    if (*v < std::chrono::milliseconds(10)) {
+      ctx.error(n["timeout"], "timeout must be at least 10ms");
+    } else {
+      timeout = *v;
+    }
+  }
+  if (timeout > interval) {
+    ctx.error(n["timeout"] ? n["timeout"] : n, "timeout (" + format_duration(timeout) +
+                                                   ") must not exceed interval (" +
+                                                   format_duration(interval) + ")");
+  }
+}
+
 std::optional<CommandSourceConfig> load_command_source(const YAML::Node& n, const std::string& name,
                                                        const std::string& base_dir,
                                                        const yaml::Ctx& ctx) {
@@ -60,25 +83,7 @@ std::optional<CommandSourceConfig> load_command_source(const YAML::Node& n, cons
     ctx.error(n["argv"], "argv uses \"{device}\": set devices (e.g. \"0-7\") or discover: true");
   }
 
-  if (auto v = yaml::get_duration(n, "interval", ctx)) {
-    if (*v < std::chrono::milliseconds(100)) {
-      ctx.error(n["interval"], "interval must be at least 100ms");
-    } else {
-      src.interval = *v;
-    }
-  }
-  if (auto v = yaml::get_duration(n, "timeout", ctx)) {
-    if (*v < std::chrono::milliseconds(10)) {
-      ctx.error(n["timeout"], "timeout must be at least 10ms");
-    } else {
-      src.timeout = *v;
-    }
-  }
-  if (src.timeout > src.interval) {
-    ctx.error(n["timeout"] ? n["timeout"] : n, "timeout (" + format_duration(src.timeout) +
-                                                   ") must not exceed interval (" +
-                                                   format_duration(src.interval) + ")");
-  }
+  load_interval_timeout(n, std::chrono::milliseconds(100), src.interval, src.timeout, ctx);
   if (auto v = yaml::get_int(n, "max_output_bytes", ctx, 1024, int64_t{16} * 1024 * 1024)) {
     src.max_output_bytes = static_cast<size_t>(*v);
   }

@@ -27,6 +27,11 @@
 
 namespace faultd {
 
+// A polled source's `interval` (at least `min_interval`) and `timeout` (at least 10ms, not above
+// the interval), into the defaults given; errors through ctx. Command and hang sources share it.
+void load_interval_timeout(const YAML::Node& n, Duration min_interval, Duration& interval,
+                           Duration& timeout, const yaml::Ctx& ctx);
+
 // `name` has been read and validated by the caller (unique, well-formed). Returns nullopt when
 // anything was reported through ctx.
 std::optional<CommandSourceConfig> load_command_source(const YAML::Node& n, const std::string& name,

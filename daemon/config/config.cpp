@@ -15,6 +15,7 @@
 #include "collectors/file/glob.hpp"
 #include "daemon/config/command_source_config.hpp"
 #include "daemon/config/flight_recorder_source_config.hpp"
+#include "daemon/config/hang_source_config.hpp"
 #include "daemon/config/inventory_config.hpp"
 #include "daemon/config/kmsg_source_config.hpp"
 #include "daemon/config/overflow_dump_source_config.hpp"
@@ -225,9 +226,11 @@ void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
     } else if (type == "flight_recorder") {
       if (auto c = load_flight_recorder_source(n, *name, base_dir, ctx))
         cfg.sources.emplace_back(*c);
+    } else if (type == "hang") {
+      if (auto c = load_hang_source(n, *name, base_dir, ctx)) cfg.sources.emplace_back(*c);
     } else {
       ctx.error(n["type"], "unknown source type '" + type +
-                               "' (one of: file, command, kmsg, overflow_dump, flight_recorder)");
+                               "' (one of: file, command, kmsg, overflow_dump, flight_recorder, hang)");
     }
   }
 }

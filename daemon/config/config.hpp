@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "collectors/activity/hang_source.hpp"
 #include "collectors/command/command_source.hpp"
 #include "collectors/file/file_source.hpp"
 #include "collectors/flight_recorder/flight_recorder_source.hpp"
@@ -61,7 +62,7 @@ PolicyConfig default_policy();
 // One configured source: its type's settings. Each settings type has `name` and `==` (a reload
 // keeps a running source whose settings are equal, with its partial lines and positions).
 using SourceConfig = std::variant<FileSourceConfig, CommandSourceConfig, KmsgSourceConfig,
-                                  OverflowDumpSourceConfig, FlightRecorderSourceConfig>;
+                                  OverflowDumpSourceConfig, FlightRecorderSourceConfig, HangSourceConfig>;
 const std::string& source_name(const SourceConfig& source);
 
 struct Config {

@@ -1,5 +1,7 @@
 #include "daemon/core/json.hpp"
 
+#include "daemon/core/hang_cause.hpp"
+
 namespace faultd {
 
 nlohmann::json to_json(const Finding& f) {
@@ -20,6 +22,7 @@ nlohmann::json to_json(const Finding& f) {
   if (!f.device_from.empty()) j["device_from"] = f.device_from;
   if (!f.serial.empty()) j["serial"] = f.serial;
   if (!f.job.empty()) j["job"] = f.job;
+  if (const auto cause = hang_cause(f.rule); !cause.empty()) j["cause"] = std::string(cause);
   // Written only when set, so the output of rules without them does not change.
   if (f.recovery) j["recovery"] = true;
   if (!f.annotations.empty()) {

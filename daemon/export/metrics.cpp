@@ -1,5 +1,7 @@
 #include "daemon/export/metrics.hpp"
 
+#include "collectors/activity/hang_source.hpp"
+
 #include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/exposer.h>
@@ -234,9 +236,26 @@ class Metrics::SourceHealth final : public pm::Collectable {
     auto probe_up =
         family("faultd_probe_up",
                "1 if a command source's last run for the device succeeded, else 0.", T::Gauge);
+    // Device activity, from the hang sources: 3 series per device.
+    auto util =
+        family("faultd_device_utilization_percent",
+               "Compute use of the device (AI Core / SM) at the last activity poll.", T::Gauge);
+    auto memory = family("faultd_device_memory_used_bytes",
+                         "Device memory in use at the last activity poll.", T::Gauge);
+    auto holders = family("faultd_device_processes",
+                          "Processes holding the device at the last activity poll.", T::Gauge);
     std::lock_guard lock(mu_);
     for (const auto& src : sources_) {
       const std::string& n = src->name();
+      if (const auto* hang = dynamic_cast<const HangSource*>(src.get())) {
+        for (const DeviceActivity& a : hang->activity()) {
+          util.metric.push_back(sample({{"device", a.device}}, a.utilization, T::Gauge));
+          memory.metric.push_back(sample({{"device", a.device}},
+                                         static_cast<double>(a.memory_mb) * 1024 * 1024, T::Gauge));
+          holders.metric.push_back(
+              sample({{"device", a.device}}, static_cast<double>(a.holders), T::Gauge));
+        }
+      }
       SourceStats& s = src->stats();
       lines.metric.push_back(
           sample({{"source", n}}, static_cast<double>(s.lines.load()), T::Counter));
@@ -265,6 +284,11 @@ class Metrics::SourceHealth final : public pm::Collectable {
     std::vector<pm::MetricFamily> out{std::move(lines),     std::move(bytes), std::move(errors),
                                       std::move(rotations), std::move(lag),   std::move(files)};
     if (!probe_up.metric.empty()) out.push_back(std::move(probe_up));  // command sources only
+    if (!util.metric.empty()) {                                        // hang sources only
+      out.push_back(std::move(util));
+      out.push_back(std::move(memory));
+      out.push_back(std::move(holders));
+    }
     return out;
   }
 

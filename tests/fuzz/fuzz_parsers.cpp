@@ -1,14 +1,16 @@
 // Fuzzes what faultd reads from other programs and the kernel: npu-smi's health block and device
 // table, the Device Plugin's DeviceInfoCfg, nvidia-smi's bus ids, /dev/kmsg records, overflow dump
-// paths and their JSON companions, and raw overflow status words. The first input byte picks the
-// parser. A tool that prints garbage or is cut off mid-line must give an error, never a crash,
-// and what a parser does return must be usable downstream.
+// paths and their JSON companions, raw overflow status words, and the activity parsers (npu-smi
+// usages and process table, nvidia-smi activity and compute apps, hccn_tool counters). The first
+// input byte picks the parser. A tool that prints garbage or is cut off mid-line must give an
+// error, never a crash, and what a parser does return must be usable downstream.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "collectors/command/parsers/activity.hpp"
 #include "collectors/command/parsers/parsers.hpp"
 #include "collectors/kmsg/kmsg_source.hpp"
 #include "collectors/overflow_dump/dump_path.hpp"
@@ -30,7 +32,7 @@ void check_health(const command_parsers::DeviceHealth& h) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const uint8_t which = data[0] % 8;
+  const uint8_t which = data[0] % 13;
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   std::string error;
   switch (which) {
@@ -90,6 +92,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
+    case 8:
+      if (auto u = command_parsers::parse_npu_smi_usages(text, error)) {
+        FAULTD_FUZZ_CHECK(u->utilization >= 0 && u->utilization <= 100);
+      } else {
+        FAULTD_FUZZ_CHECK(!error.empty());
+      }
+      break;
+    case 9:
+    case 11: {
+      auto p = which == 9 ? command_parsers::parse_npu_smi_processes(text, error)
+                          : command_parsers::parse_nvidia_smi_apps(text, error);
+      if (p) {
+        for (const auto& x : *p) FAULTD_FUZZ_CHECK(x.pid > 0);
+      } else {
+        FAULTD_FUZZ_CHECK(!error.empty());
+      }
+      break;
+    }
+    case 10:
+      if (auto g = command_parsers::parse_nvidia_smi_activity(text, error)) {
+        for (const auto& u : *g) FAULTD_FUZZ_CHECK(u.utilization >= 0 && u.utilization <= 100);
+      } else {
+        FAULTD_FUZZ_CHECK(!error.empty());
+      }
+      break;
+    case 12:
+      if (!command_parsers::parse_hccn_stat_packets(text, error)) FAULTD_FUZZ_CHECK(!error.empty());
+      break;
   }
   return 0;
 }

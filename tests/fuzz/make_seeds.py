@@ -153,6 +153,17 @@ def parsers_seeds():
         "DHA Atomic Add": {"model_id": 1, "stream_id": 2, "task_id": 12, "status": 2546},
         "L2 Atomic Add": {"model_id": 1, "stream_id": 2, "task_id": 12, "status": 2546}}).encode())
     write("parsers", "status", b"\x07" + (272).to_bytes(8, "little"))
+    # The activity parsers: npu-smi's usages and process table (the golden inputs), nvidia-smi's
+    # activity and compute apps, hccn_tool's counters.
+    golden = os.path.join(ROOT, "tests", "golden", "npu-smi-activity")
+    with open(os.path.join(golden, "usages-telegraf-25.5.1.txt"), "rb") as f:
+        write("parsers", "npu-smi-usages", b"\x08" + f.read())
+    with open(os.path.join(golden, "processes-constructed.txt"), "rb") as f:
+        write("parsers", "npu-smi-procs", b"\x09" + f.read())
+    write("parsers", "nvidia-smi-activity", b"\x0a" + b"0, 00000000:3B:00.0, 37, 2048\n"
+                                                       b"1, 00000000:86:00.0, [N/A], [N/A]\n")
+    write("parsers", "nvidia-smi-apps", b"\x0b" + b"00000000:3B:00.0, 4242, 30784\n")
+    write("parsers", "hccn-stat", b"\x0c" + b"roce_rx_all_pkt_num:1000\nroce_tx_all_pkt_num:2000\n")
 
 
 def npy_bytes(descr, shape, data, version=1):

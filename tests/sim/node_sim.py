@@ -10,8 +10,23 @@ normal-case line that must not alarm), collective-hang (8 ranks' HCCL Flight Rec
 flight-recorder/ in which device N's rank never entered the last collective, and the other
 seven ranks' HCCL timeout lines in the plog), init-hang (a training launcher's start line, job init-hang-N,
 and nothing after it: a liveness finding once its window has passed), slow (STEPS MindFormers step lines of a job on each of the
-8 devices, training/slow-demo/worker_N.log, device N's 30 % slower than its peers')."""
+8 devices, training/slow-demo/worker_N.log, device N's 30 % slower than its peers').
+
+Hang kinds start a training job: a real process, left running in the background (its pid is
+printed), that holds devices in the stand-in npu-smi (tests/sim/fake-npu-smi, through the
+holders/ directory of its state, $FAKE_NPU_SMI_STATE, by default <root>/../npu-smi-state) and
+writes step lines into device-N's log for --train-seconds, then:
+  hang            device N's activity goes flat at 100 % AI Core and its log silent, while the
+                  process keeps holding it, asleep: a wedged device;
+  data-stall      every held device (--devices, default 0-7) idle, the process busy on the CPU;
+  collective-wait every held device idle, the process asleep (waiting on its peers);
+  checkpoint      idle for --pause-seconds (shorter than the window), then steps resume;
+  compile         held and idle from the start while the process compiles (busy, silent);
+  eval            the device keeps computing, the log silent (an evaluation pass);
+  gone            the process exits after training (the job is simply gone).
+The job ends by itself after --life seconds (it lets go of its devices)."""
 import argparse
+import json
 import os
 import random
 import sys
@@ -133,6 +148,117 @@ def inject(root, kind, device):
     return path
 
 
+JOB_KINDS = ("hang", "data-stall", "collective-wait", "checkpoint", "compile", "eval", "gone")
+
+
+def device_list(spec):
+    out = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out += range(int(lo), int(hi or lo) + 1)
+    return out
+
+
+def npu_smi_state(root):
+    return os.environ.get("FAKE_NPU_SMI_STATE") or os.path.join(root, "..", "npu-smi-state")
+
+
+def start_job(args):
+    """Starts the job in its own session, detached from this process; returns its pid."""
+    import subprocess
+    argv = [sys.executable, os.path.abspath(__file__), "--root", args.root, "--job", args.inject,
+            "--device", str(args.device), "--train-seconds", str(args.train_seconds),
+            "--pause-seconds", str(args.pause_seconds), "--life", str(args.life)]
+    if args.devices:
+        argv += ["--devices", args.devices]
+    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    return child.pid
+
+
+def run_job(args):
+    kind = args.job
+    if kind in ("data-stall", "collective-wait"):
+        devices = device_list(args.devices or "0-7")
+    else:
+        devices = device_list(args.devices) if args.devices else [args.device]
+    holders = os.path.join(npu_smi_state(args.root), "holders")
+    os.makedirs(holders, exist_ok=True)
+    pid = os.getpid()
+    end = time.monotonic() + args.life
+
+    def hold(mode, only=None):
+        for d in devices:
+            if only is None or d in only:
+                tmp = os.path.join(holders, "%d.%d.tmp" % (d, pid))
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump({"pid": pid, "name": "python3", "mode": mode, "memory_mb": 30784}, f)
+                os.replace(tmp, os.path.join(holders, str(d)))
+
+    def release():
+        for d in devices:
+            try:
+                os.unlink(os.path.join(holders, str(d)))
+            except OSError:
+                pass
+
+    logs = {d: open(device_path(args.root, d), "a", buffering=1) for d in devices}
+    n = [0]
+
+    def train(seconds):
+        hold("train")
+        stop = min(end, time.monotonic() + seconds)
+        while time.monotonic() < stop:
+            for d, f in logs.items():
+                f.write("[INFO] GE(%d,python3):%s [graph_manager.cc:3310]%d RunGraph: graph_id=3 "
+                        "step=%d device_id=%d\n" % (pid, stamp(), 107626 + d, n[0], d))
+            n[0] += 1
+            time.sleep(0.5)
+
+    def busy(until):
+        # Compute half of the time, print nothing: 30 CPU seconds a minute, far over the
+        # verdict's 5, without taking a whole core from the machine.
+        x = 0
+        while time.monotonic() < until:
+            burst = time.monotonic() + 0.05
+            while time.monotonic() < burst:
+                x = (x * 31 + 7) % 1000003
+            time.sleep(0.05)
+
+    def sleep(until):
+        while time.monotonic() < until:
+            time.sleep(min(1.0, max(0.0, until - time.monotonic())))
+
+    try:
+        if kind == "compile":
+            hold("idle")
+            busy(end)
+        elif kind == "gone":
+            train(args.train_seconds)
+        else:
+            train(args.train_seconds)
+            if kind == "hang":
+                hold("wedge")
+                sleep(end)
+            elif kind == "data-stall":
+                hold("idle")
+                busy(end)
+            elif kind == "collective-wait":
+                hold("idle")
+                sleep(end)
+            elif kind == "checkpoint":
+                hold("idle")
+                with open(os.path.join(args.root, "checkpoint-%d.bin" % pid), "wb") as f:
+                    f.write(b"\0" * 65536)
+                sleep(time.monotonic() + args.pause_seconds)
+                train(end - time.monotonic())
+            elif kind == "eval":
+                hold("train")
+                sleep(end)
+    finally:
+        release()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", required=True, help="log root (plog/ and device-N/ go below it)")
@@ -140,7 +266,18 @@ def main():
     ap.add_argument("--seconds", type=float, default=0, help="stop after this long (0: forever)")
     ap.add_argument("--inject", help="write one fault line of this kind and exit")
     ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--devices", help="devices a job holds (\"0-7\"); hang kinds only")
+    ap.add_argument("--train-seconds", type=float, default=8.0)
+    ap.add_argument("--pause-seconds", type=float, default=4.0)
+    ap.add_argument("--life", type=float, default=600.0)
+    ap.add_argument("--job", choices=JOB_KINDS, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.job:
+        run_job(args)
+        return
+    if args.inject in JOB_KINDS:
+        print(start_job(args))
+        return
     if args.inject:
         print(inject(args.root, args.inject, args.device))
         return
