@@ -47,6 +47,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -168,8 +169,9 @@ class RuleSet {
 
   size_t size() const;
   std::vector<std::string> rule_ids() const;
-  // The rules of the packs: every rule but a knowledge base's entries.
-  std::vector<std::string> pack_rule_ids() const;
+  // The rules of the packs (every rule but a knowledge base's entries) that may match a line of
+  // one of these source types (kSourceTypes): a rule for a type no source produces never will.
+  std::vector<std::string> pack_rule_ids(std::span<const std::string_view> source_types) const;
   std::vector<std::string> shadow_rule_ids() const;
   // The codes the catalogue knows and the rules' literal codes: the codes expected on this
   // node, kept as metric labels whatever else a log names.

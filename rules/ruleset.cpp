@@ -971,10 +971,17 @@ std::vector<std::string> RuleSet::rule_ids() const {
   return ids;
 }
 
-std::vector<std::string> RuleSet::pack_rule_ids() const {
+std::vector<std::string> RuleSet::pack_rule_ids(
+    std::span<const std::string_view> source_types) const {
+  auto may_match = [&](const RuleSpec& spec) {
+    if (spec.source_types.empty()) return true;
+    return std::any_of(spec.source_types.begin(), spec.source_types.end(), [&](const auto& type) {
+      return std::find(source_types.begin(), source_types.end(), type) != source_types.end();
+    });
+  };
   std::vector<std::string> ids;
   for (const auto& r : impl_->rules) {
-    if (!r.spec.knowledge_base) ids.push_back(r.spec.id);
+    if (!r.spec.knowledge_base && may_match(r.spec)) ids.push_back(r.spec.id);
   }
   return ids;
 }

@@ -789,7 +789,7 @@ void Daemon::configure() {
   arm_detector_tick();
   actions_->configure(action_settings(config_));
   publish_budget();
-  metrics_.on_rules(*config_.rules);
+  metrics_.on_rules(*config_.rules, chunk_source_types(config_.sources));
   metrics_.on_actions_configured(action_names(config_));
   if (!stopping_ && runner_) start_inventory();
 }

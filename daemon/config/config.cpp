@@ -588,6 +588,28 @@ const std::string& source_name(const SourceConfig& source) {
   return std::visit([](const auto& s) -> const std::string& { return s.name; }, source);
 }
 
+std::vector<std::string_view> chunk_source_types(const std::vector<SourceConfig>& sources) {
+  std::vector<std::string_view> types;
+  auto add = [&](std::string_view type) {
+    if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+  };
+  for (const auto& source : sources) {
+    if (const auto* file = std::get_if<FileSourceConfig>(&source)) {
+      add(file->source_type());
+    } else if (std::holds_alternative<KmsgSourceConfig>(source)) {
+      add("kmsg");
+    } else if (std::holds_alternative<OverflowDumpSourceConfig>(source)) {
+      add("overflow_dump");
+    } else {
+      // command sources, and the sources that write faultd's own records (Flight Recorder
+      // dumps, the hang verdict) as a command's
+      add("command");
+      if (std::holds_alternative<CommandSourceConfig>(source)) add("command_output");
+    }
+  }
+  return types;
+}
+
 std::vector<FileSourceConfig> Config::file_sources() const {
   std::vector<FileSourceConfig> out;
   for (const auto& s : sources) {

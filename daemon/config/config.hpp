@@ -64,6 +64,8 @@ PolicyConfig default_policy();
 using SourceConfig = std::variant<FileSourceConfig, CommandSourceConfig, KmsgSourceConfig,
                                   OverflowDumpSourceConfig, FlightRecorderSourceConfig, HangSourceConfig>;
 const std::string& source_name(const SourceConfig& source);
+// The types (kSourceTypes) of the chunks the configured sources hand to the rules.
+std::vector<std::string_view> chunk_source_types(const std::vector<SourceConfig>& sources);
 
 struct Config {
   std::string path;  // the main file

@@ -535,10 +535,10 @@ std::vector<int> Metrics::listening_ports() const {
   return exposer_ ? exposer_->GetListeningPorts() : std::vector<int>{};
 }
 
-void Metrics::on_rules(const RuleSet& rules) {
+void Metrics::on_rules(const RuleSet& rules, std::span<const std::string_view> source_types) {
   // A knowledge base's thousand entries at 0 would be most of a node's series, at idle, on
   // every node of a fleet: their counters appear at their first match instead.
-  for (const auto& id : rules.pack_rule_ids()) rule_matches_->Add({{"rule", id}});
+  for (const auto& id : rules.pack_rule_ids(source_types)) rule_matches_->Add({{"rule", id}});
   codes_->set_known(rules.known_codes());
   rules_loaded_->Set(static_cast<double>(rules.size()));
   if (build_info_current_ != nullptr) build_info_->Remove(build_info_current_);

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,10 +49,13 @@ class Metrics {
   void serve(const std::string& listen);
   std::vector<int> listening_ports() const;
 
-  // A rule set came into force: the packs' rule counters created at 0 (a knowledge base's
-  // entries get theirs at their first match), the codes kept as labels (CodeLabels: the
-  // catalogue's and the rules' own, other codes up to a cap), rules_loaded and build_info set.
-  void on_rules(const RuleSet& rules);
+  // A rule set came into force: the counters of the packs' rules that may match a line of the
+  // configured source types created at 0 (a knowledge base's entries, and a rule for a source
+  // type this node does not read, e.g. the kernel log's Xid rules without a kernel-log source,
+  // get theirs at their first match), the codes kept as labels (CodeLabels: the catalogue's and
+  // the rules' own, other codes up to a cap), rules_loaded and build_info set.
+  void on_rules(const RuleSet& rules,
+                std::span<const std::string_view> source_types = kSourceTypes);
   void on_finding(const Finding& f, TimePoint committed);
   // The fault lifecycle: a finding counted into an open incident, a shadow rule's finding, a
   // node-level storm, an escalation, the open incidents, a diagnosis verdict.

@@ -120,6 +120,25 @@ TEST_CASE("every loaded rule has a counter at 0 and build info names the ruleset
   CHECK_THAT(after, Catch::Contains("ruleset_sha256=\"" + second->sha256() + "\""));
 }
 
+TEST_CASE("a rule for a source type no source produces gets its counter at its first match",
+          "[export]") {
+  Metrics m;
+  auto kernel = rule_spec("nvidia.xid.kernel-only");
+  kernel.source_types = {"kmsg", "kernel_log"};
+  auto records = rule_spec("ascend.health.records");
+  records.source_types = {"command"};
+  const auto rules = rule_set({kernel, records, rule_spec("any.type")});
+  const std::vector<std::string_view> file_and_command = {"file", "command"};
+  m.on_rules(*rules, file_and_command);
+  const auto idle = label_values(m.render(), "faultd_rule_matches_total", "rule");
+  CHECK(idle == std::set<std::string>{"ascend.health.records", "any.type"});
+  const std::vector<std::string_view> with_kernel_log = {"file", "kernel_log"};
+  Metrics n;
+  n.on_rules(*rules, with_kernel_log);
+  CHECK(label_values(n.render(), "faultd_rule_matches_total", "rule") ==
+        std::set<std::string>{"nvidia.xid.kernel-only", "any.type"});
+}
+
 TEST_CASE("a knowledge base's entries get their counter at their first match, the packs' at 0",
           "[export]") {
   Metrics m;
