@@ -62,8 +62,8 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }  // namespace
 
 namespace {
-constexpr std::array<std::string_view, 4> kParserNames = {"npu_smi_health", "npu_smi_info",
-                                                          "deviceinfo_cm", "nvidia_smi_bus"};
+constexpr std::array<std::string_view, 5> kParserNames = {
+    "npu_smi_health", "npu_smi_info", "deviceinfo_cm", "nvidia_smi_bus", "nvidia_smi_query"};
 }  // namespace
 
 std::optional<CommandParser> parse_command_parser(std::string_view name) {
@@ -84,6 +84,8 @@ std::string_view record_prefix(CommandParser parser) {
       return "deviceinfo";
     case CommandParser::NvidiaSmiBus:
       return "nvidia-smi gpu";
+    case CommandParser::NvidiaSmiQuery:
+      return "nvidia-smi query";
   }
   return "?";
 }
@@ -263,6 +265,12 @@ std::optional<Observation> observe(CommandParser parser, std::string_view output
       auto map = command_parsers::parse_nvidia_smi_bus(output, error);
       if (!map) return std::nullopt;
       o.gpus = std::move(*map);
+      break;
+    }
+    case CommandParser::NvidiaSmiQuery: {
+      auto gpus = command_parsers::parse_nvidia_smi_query(output, error);
+      if (!gpus) return std::nullopt;
+      o.health = std::move(*gpus);
       break;
     }
   }

@@ -11,8 +11,8 @@
 //   probe: device=<d> status=OK recovered
 //
 // Prefixes: "npu-smi health" (npu_smi_health), "npu-smi info" (npu_smi_info), "deviceinfo"
-// (deviceinfo_cm), "probe" (the command itself, whatever its parser). Values made of
-// [A-Za-z0-9._:/+-] are written bare, anything else in double quotes with '"' and '\' escaped and
+// (deviceinfo_cm), "nvidia-smi query" (nvidia_smi_query, `nvidia-smi -q`), "probe" (the command
+// itself, whatever its parser). Values made of [A-Za-z0-9._:/+-] are written bare, anything else in double quotes with '"' and '\' escaped and
 // control bytes as spaces; info is capped at 1 KiB. Rules:
 //   - a device that becomes not-OK gets one line per code it reports that it did not report
 //     before (one line without code= if it reports none), so a new code on an already sick
@@ -53,10 +53,11 @@
 
 namespace faultd {
 
-enum class CommandParser { NpuSmiHealth, NpuSmiInfo, DeviceInfoCm, NvidiaSmiBus };
+enum class CommandParser { NpuSmiHealth, NpuSmiInfo, DeviceInfoCm, NvidiaSmiBus, NvidiaSmiQuery };
 std::optional<CommandParser> parse_command_parser(std::string_view name);
 std::string_view to_string(CommandParser parser);
-// "npu_smi_health, npu_smi_info, deviceinfo_cm, nvidia_smi_bus" (for error messages).
+// "npu_smi_health, npu_smi_info, deviceinfo_cm, nvidia_smi_bus, nvidia_smi_query" (for error
+// messages).
 std::string command_parser_names();
 // The record prefix of a parser, e.g. "npu-smi health".
 std::string_view record_prefix(CommandParser parser);

@@ -6,7 +6,8 @@ job does, at a steady rate, and injects faults on request. Used by the demo and 
 
 Kinds: asd (the 'accuracy sensitivity feature abnormal' ERROR in the plog, with device_id),
 silent-check (SilentCheckV3 ComputeL1Error in device-N's log), normal (a SilentCheck INFO
-normal-case line that must not alarm)."""
+normal-case line that must not alarm), nccl-ib-async (NCCL's IB async fatal event in a training
+rank's log, with the device)."""
 import argparse
 import os
 import random
@@ -48,6 +49,17 @@ def noise_line(n):
     return random.choice(NOISE).format(pid=PID, ts=stamp(), tid=107626 + n % 7, n=n)
 
 
+def nccl_ib_async(root, device):
+    """NCCL's IB async fatal event on a queue pair (NVIDIA/nccl#1919's line, the device and ids
+    of this node) in a training job's rank log: nvidia.nccl.network-error with the device."""
+    d = os.path.join(root, "training", "job-ib")
+    os.makedirs(d, exist_ok=True)
+    line = ("node-0:%d:%d [%d] transport/net_ib.cc:154 NCCL WARN NET/IB : mlx5_1:1 async fatal "
+            "event on QP (0x7309dc3bb338): invalid request local work queue error"
+            % (PID, PID + 101, device))
+    return os.path.join(d, "rank-%d.log" % device), line
+
+
 def inject(root, kind, device):
     if kind == "asd":
         path = plog_path(root)
@@ -63,6 +75,8 @@ def inject(root, kind, device):
         path = device_path(root, device)
         line = ("[INFO] AICPU(26559,aicpu_scheduler):%s [silent_check_v3.cc:240][SilentCheck][tid:26572]"
                 "SilentCheckV3 normal case, val=[3.350337e-08], max=[1.2e-07]" % stamp())
+    elif kind == "nccl-ib-async":
+        path, line = nccl_ib_async(root, device)
     else:
         sys.exit("unknown kind %r" % kind)
     with open(path, "a") as f:
