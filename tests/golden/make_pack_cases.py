@@ -785,7 +785,8 @@ write_case("nvidia-journald", "messages", "/var/log/messages", None,
         none("Sep 18 20:58:08 yuri-notebook kernel: [ 1936.510157] delay: estimated 354, actual 1"),
         # ublue-os/bazzite#4449 (journalctl --no-hostname -k)
         none("Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspProcessRpcEvent: Attempted to process RPC event from GPU0: 0x101a (PFM_REQ_HNDLR_STATE_SYNC_CALLBACK) during bootup without API lock"),
-        none("Mar 21 21:42:01 kernel: NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: 0 @ kernel_gsp.c:1446"),
+        ("Mar 21 21:42:01 kernel: NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: 0 @ kernel_gsp.c:1446",
+         [("nvidia.driver.assert", "GPU0", SUB, "")]),
         ("Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 322227881 heartbeat 0 heartbeatWithOffsetMs 318098841 diff 4129040 timeout 5200",
          [(GHB, "GPU0", RNPU, "")]),
         none("Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out"),
@@ -809,8 +810,8 @@ time).
 Quoted: NVIDIA/open-gpu-kernel-modules#1151 (Xid 79, then "NVRM: GPU 0000:2b:00.0: GPU has
 fallen off the bus.": two findings for the same device 0000:2b:00, the function ".0" dropped);
 pastebin.com/C4RfJB4y (older single-line "NVRM: GPU at 0000:01:00.0 has fallen off the bus.");
-ublue-os/bazzite#4449 (_kgspIsHeartbeatTimedOut for GPU0; the assertion, RPC event and
-_kgspRpcRecvPoll lines do not match); stas00/ml-engineering (Xid 63 row remapping pending).
+ublue-os/bazzite#4449 (_kgspIsHeartbeatTimedOut for GPU0; the driver's assertion is a warning
+on GPU0, nvidia.driver.assert; the RPC event and _kgspRpcRecvPoll lines do not match); stas00/ml-engineering (Xid 63 row remapping pending).
 Composed: the newer three-line fallen-off-the-bus message (docs/log-formats.md §10, NVSentinel#155)
 behind a syslog prefix: the engine matches single lines, so only the last line matches, without
 a device; the first line alone is also the start of the driver's "not supported" message
