@@ -63,9 +63,10 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }  // namespace
 
 namespace {
-constexpr std::array<std::string_view, 9> kParserNames = {
-    "npu_smi_health", "npu_smi_info",        "deviceinfo_cm",   "nvidia_smi_bus", "npu_smi_usages",
-    "npu_smi_procs",  "nvidia_smi_activity", "nvidia_smi_apps", "hccn_stat"};
+constexpr std::array<std::string_view, 10> kParserNames = {
+    "npu_smi_health",  "npu_smi_info",        "deviceinfo_cm",   "nvidia_smi_bus",
+    "npu_smi_usages",  "npu_smi_procs",       "nvidia_smi_activity", "nvidia_smi_apps",
+    "hccn_stat",       "nvidia_smi_query"};
 }  // namespace
 
 std::optional<CommandParser> parse_command_parser(std::string_view name) {
@@ -94,6 +95,8 @@ std::string_view record_prefix(CommandParser parser) {
       return "holder";
     case CommandParser::HccnStat:
       return "traffic";
+    case CommandParser::NvidiaSmiQuery:
+      return "nvidia-smi query";
   }
   return "?";
 }
@@ -345,6 +348,12 @@ std::optional<Observation> observe(CommandParser parser, std::string_view output
       const auto packets = command_parsers::parse_hccn_stat_packets(output, error);
       if (!packets) return std::nullopt;
       o.samples.push_back(format_traffic_record(device, *packets));
+      break;
+    }
+    case CommandParser::NvidiaSmiQuery: {
+      auto gpus = command_parsers::parse_nvidia_smi_query(output, error);
+      if (!gpus) return std::nullopt;
+      o.health = std::move(*gpus);
       break;
     }
   }

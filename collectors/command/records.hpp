@@ -11,8 +11,8 @@
 //   probe: device=<d> status=OK recovered
 //
 // Prefixes: "npu-smi health" (npu_smi_health), "npu-smi info" (npu_smi_info), "deviceinfo"
-// (deviceinfo_cm), "probe" (the command itself, whatever its parser). Values made of
-// [A-Za-z0-9._:/+-] are written bare, anything else in double quotes with '"' and '\' escaped and
+// (deviceinfo_cm), "nvidia-smi query" (nvidia_smi_query, `nvidia-smi -q`), "probe" (the command
+// itself, whatever its parser). Values made of [A-Za-z0-9._:/+-] are written bare, anything else in double quotes with '"' and '\' escaped and
 // control bytes as spaces; info is capped at 1 KiB. Rules:
 //   - a device that becomes not-OK gets one line per code it reports that it did not report
 //     before (one line without code= if it reports none), so a new code on an already sick
@@ -66,6 +66,7 @@ enum class CommandParser {
   NvidiaSmiActivity,
   NvidiaSmiApps,
   HccnStat,
+  NvidiaSmiQuery,  // nvidia-smi -q: each GPU's problems as health records
 };
 // Whether the parser's runs give activity samples (every run) rather than health news.
 bool is_sample_parser(CommandParser parser);

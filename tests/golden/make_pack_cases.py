@@ -785,7 +785,8 @@ write_case("nvidia-journald", "messages", "/var/log/messages", None,
         none("Sep 18 20:58:08 yuri-notebook kernel: [ 1936.510157] delay: estimated 354, actual 1"),
         # ublue-os/bazzite#4449 (journalctl --no-hostname -k)
         none("Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspProcessRpcEvent: Attempted to process RPC event from GPU0: 0x101a (PFM_REQ_HNDLR_STATE_SYNC_CALLBACK) during bootup without API lock"),
-        none("Mar 21 21:42:01 kernel: NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: 0 @ kernel_gsp.c:1446"),
+        ("Mar 21 21:42:01 kernel: NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: 0 @ kernel_gsp.c:1446",
+         [("nvidia.driver.assert", "GPU0", SUB, "")]),
         ("Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 322227881 heartbeat 0 heartbeatWithOffsetMs 318098841 diff 4129040 timeout 5200",
          [(GHB, "GPU0", RNPU, "")]),
         none("Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out"),
@@ -809,8 +810,8 @@ time).
 Quoted: NVIDIA/open-gpu-kernel-modules#1151 (Xid 79, then "NVRM: GPU 0000:2b:00.0: GPU has
 fallen off the bus.": two findings for the same device 0000:2b:00, the function ".0" dropped);
 pastebin.com/C4RfJB4y (older single-line "NVRM: GPU at 0000:01:00.0 has fallen off the bus.");
-ublue-os/bazzite#4449 (_kgspIsHeartbeatTimedOut for GPU0; the assertion, RPC event and
-_kgspRpcRecvPoll lines do not match); stas00/ml-engineering (Xid 63 row remapping pending).
+ublue-os/bazzite#4449 (_kgspIsHeartbeatTimedOut for GPU0; the driver's assertion is a warning
+on GPU0, nvidia.driver.assert; the RPC event and _kgspRpcRecvPoll lines do not match); stas00/ml-engineering (Xid 63 row remapping pending).
 Composed: the newer three-line fallen-off-the-bus message (docs/log-formats.md §10, NVSentinel#155)
 behind a syslog prefix: the engine matches single lines, so only the last line matches, without
 a device; the first line alone is also the start of the driver's "not supported" message
@@ -2587,3 +2588,143 @@ The CANN AI Core error analyser's (msaicerr) report, verbatim from its documenta
 (https://www.hiascend.com/document/detail/zh/canncommercial/601/devtools/auxiliarydevtool/atlasaicoreerr_16_0006.html,
 tests/corpus/expected.tsv): its "AICERROR code" section is an AI Core error; the device is the
 report's "device id : 0" above it.""")
+
+
+# NVIDIA families of issue #32: nvidia-smi values in error, the driver's reset-required and
+# assert lines, THC-era CUDA errors, NCCL's IB async fatal events.
+SMI_ERR, SMI_RESET = "nvidia.smi.value-error", "nvidia.smi.requires-reset"
+write_case("nvidia-smi-values-in-error", "training", "/var/log/training/job-40/healthcheck.log", None,
+    [
+        none("| NVIDIA-SMI 525.85.12    Driver Version: 525.85.12    CUDA Version: 12.0     |"),
+        none("|-------------------------------+----------------------+----------------------+"),
+        none("| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |"),
+        none("| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |"),
+        none("|                               |                      |               MIG M. |"),
+        none("|===============================+======================+======================|"),
+        none("|   2  NVIDIA A30          Off  | 00000000:41:00.0 Off |                    0 |"),
+        none("| N/A   42C    P0   141W / 165W |  14992MiB / 24576MiB |     33%      Default |"),
+        none("|                               |                      |             Disabled |"),
+        none("+-------------------------------+----------------------+----------------------+"),
+        ("|   3  ERR!                Off  | 00000000:61:00.0 Off |                 ERR! |",
+         [(SMI_ERR, "00000000:61:00", SUB, "")]),
+        ("|ERR!  ERR! ERR!    ERR! / ERR! |  23025MiB / 24576MiB |    ERR!      Default |",
+         [(SMI_ERR, "", SUB, "")]),
+        none("|                               |                      |                 ERR! |"),
+        none("+-------------------------------+----------------------+----------------------+"),
+        none("|   1  Tesla V100-PCIE...  On   | 00008ED0:00:00.0 Off |                    0 |"),
+        none("| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |"),
+        none("index, temperature.gpu, utilization.gpu [%], memory.used [MiB]"),
+        ("0, [GPU requires reset], [GPU requires reset], 0 MiB", [(SMI_RESET, "", RNPU, "")]),
+        ("3, 00000000:61:00.0, [Unknown Error], [Unknown Error]", [(SMI_ERR, "00000000:61:00", SUB, "")]),
+        none("the launcher refuses a device whose utilisation reads `[N/A]` or `[GPU requires reset]`,"),
+        none("                print(colored(text=f'Failed: [Unknown Error] | [{result}]', color='red'))"),
+    ],
+    note="""
+nvidia-smi values NVML could not read, printed into a job's health-check log. Quoted: the table
+(its header, GPU 2 and GPU 3 rows, the separators) from NVIDIA/open-gpu-kernel-modules#446 (turn
+by fighterhit, driver 525.85.12, an A30 lost after Xid 119 GSP timeouts): GPU 3's first row
+names its bus id and gives a finding with that device, its second row (all ERR!) one without a
+device, its third row (one ERR!, the MIG mode) none; the V100 rows with one transient ERR! power
+reading from Azure/azhpc-diagnostics#77 (no fault, the issue says so). Constructed in the
+documented formats (no real line with its source found): the --query-gpu CSV with "[GPU requires
+reset]" and with "[Unknown Error]" (its bus id column names the device). Look-alikes:
+a runbook sentence quoting the words and a Python line printing "[Unknown Error] |" (no cell).""")
+
+write_case("nvidia-driver-reset-required", "kernel", "/var/log/kern.log", None,
+    [
+        none("[Mon Jan  1 12:00:00 2024] NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClient=0xc1d1a616; hParent=0x5c000054; hObject=0x5c00005b; hClass=0x0000c86f; paramsSize=0x00000170; paramsStatus=0x00000062; status=0x00000062"),
+        ("[Mon Jan  1 12:00:01 2024] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874",
+         [("nvidia.driver.reset-required", "", RNPU, "")]),
+        ("[Mon Jan  1 12:00:02 2024] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from _kchannelSendChannelAllocRpc(pKernelChannel, pChannelGpfifoParams, pKernelChannelGroup, bFullSriov) @ kernel_channel.c:936",
+         [("nvidia.driver.reset-required", "", RNPU, "")]),
+        ("Jun 12 16:31:50 fedora-box kernel: NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: (status == NV_OK) || (status == NV_ERR_GPU_IN_FULLCHIP_RESET) @ rs_client.c:844",
+         [("nvidia.driver.assert", "GPU0", SUB, "")]),
+        ("Jun 12 16:31:50 fedora-box kernel: NVRM: nvAssertFailedNoLog: Assertion failed: (status == NV_OK) || (status == NV_ERR_GPU_IN_FULLCHIP_RESET) @ rs_server.c:259",
+         [("nvidia.driver.assert", "", SUB, "")]),
+        ("NVRM: GPU0 nvCheckOkFailedNoLog: Check failed: Reset required [NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874",
+         [("nvidia.driver.reset-required", "GPU0", RNPU, "")]),
+        none("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023"),
+        none("    case NV_ERR_RESET_REQUIRED:"),
+    ],
+    note="""
+The driver refusing work on a GPU that must be reset (NV_ERR_RESET_REQUIRED, status 0x62) and its
+assertions. Quoted: the GspRmAlloc line and the two "Reset required" assertions, dmesg -T form,
+from scitix/sichek@006f9e68ad058929760986eafba89dbd8afe5a09
+components/dmesg/kmsg_event_cache_test.go (the NvErrResetRequired case: the RPC failure itself is
+no match, the assertions are); the two nvAssertFailedNoLog lines of a GPU in a full-chip reset,
+journald form, from NVIDIA/open-gpu-kernel-modules#1045 (turn by bkorpan; "GPU0" is the driver's
+GPU instance, the second line names none). Constructed: the nvCheckOkFailedNoLog form with
+"GPU0" (the assertion text of the quoted lines behind the check macro's name), the driver's
+module loading line and a source line naming the status (no match).""", source_type="kernel_log")
+
+write_case("nvidia-thc-cuda-errors", "training", "/var/log/training/job-41/train.log", None,
+    [
+        ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCTensorCopy.cu line=84 error=74 : misaligned address",
+         [("nvidia.cuda.application-error", "", NOT, "")]),
+        none("Traceback (most recent call last):"),
+        ("RuntimeError: cuda runtime error (74) : misaligned address at /pytorch/aten/src/THC/THCTensorCopy.cu:84",
+         [("nvidia.cuda.application-error", "", NOT, "")]),
+        ("   THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-7759/cutorch/lib/THC/generic/THCStorage.cu line=40 error=2 : out of memory",
+         [("nvidia.cuda.out-of-memory", "", RBUS, "")]),
+        ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=30 error=30 : unknown error",
+         [("nvidia.cuda.unknown-error", "", SUB, "")]),
+        none("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=11 : invalid argument"),
+        none(" Check failed: error == cudaSuccess (74 vs. 0)  misaligned address"),
+        none("Error: an unknown error occurred while loading the checkpoint list"),
+    ],
+    note="""
+CUDA errors as old PyTorch (THC, before 1.5) and Lua Torch print them. Quoted: the misaligned
+address pair from NVIDIA/apex#124 (the THCudaCheck line and the exception's title); Lua Torch's
+out of memory from lingchenmsot/OpenObjectRecognition@3d917cb37ddd0a0e482c04044b41c1da2b1aceda
+DeepMask/DeepmaskTrain_ReadMe.md (cutorch's THCStorage.cu, indented as that note shows it);
+Caffe's check of the same error 74 from leon-liangwu/MaskYolo_Caffe#55 (not THC's form, no
+match here). Constructed from THC's format string ("THCudaCheck FAIL file=%s line=%i error=%i :
+%s"): an unknown error (error=30) and the invalid-argument warning of THCGeneral.cpp line 383
+that PyTorch 1.0 printed on RTX cards and went on from (no match); a sentence with "unknown
+error" in it (no match).""")
+
+write_case("nvidia-nccl-ib-async-fatal", "training", "/var/log/training/job-42/rank-0.log", None,
+    [
+        none("node-0:5898:6033 [0] NCCL INFO NET/IB: IbDev 0 Port 1 qpn 2740 set_ece={supported=1, vendor_id=0x15b3, options=0x0, comp_mask=0x0}"),
+        ("node-0:139577:139678 [0] transport/net_ib.cc:154 NCCL WARN NET/IB : mlx5_1:1 async fatal event on QP (0x7309dc3bb338): invalid request local work queue error",
+         [("nvidia.nccl.network-error", "0", RBUS, "")]),
+        ("2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1219 [0] transport/net_ib.cc:180 NCCL WARN NET/IB : mlx5_ib0:1 async fatal event on QP (0x7f69f01519a8): local access violation work queue error",
+         [("nvidia.nccl.network-error", "0", RBUS, "")]),
+        ("2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error",
+         [("nvidia.nccl.network-error", "0", RBUS, "")]),
+        ("gpu-a-07:4120:4188 [6] transport/net_ib.cc:133 NCCL WARN NET/IB : mlx5_3:1 async fatal event on CQ (0x55d1c2a3f0e0): CQ error",
+         [("nvidia.nccl.network-error", "6", RBUS, "")]),
+        none("gpu-a-07:4120:4188 [6] transport/net_ib.cc:143 NCCL WARN NET/IB : mlx5_3:1 async fatal event on SRQ, unused for now (0x55d1c2a3f1a0): SRQ catastrophic error"),
+        none('    r["r1_async_fatal_lav"] = any("async fatal event on QP" in l and "local access violation" in l'),
+    ],
+    note="""
+NCCL's InfiniBand async fatal events. Quoted: the QP events of NVIDIA/nccl#1919 (its first error,
+invalid request local work queue error) and NVIDIA/nccl#1905 (local access violation, behind a
+log collector's two timestamps), older NCCL's "Got async event : local catastrophic error" behind
+Open MPI's --tag-output and a timestamp (NVIDIA/nccl#230), and the INFO line before the failure
+in the NCCL tests of NVIDIA/nccl#1919 (no match). The "[N]" is the warning process's CUDA device.
+Constructed from NCCL's format strings (net_ib.cc's async thread: "NET/IB : %s:%d async fatal
+event on CQ (%p): %s", "... on SRQ, unused for now (%p): %s"): a CQ error (a failure) and an
+SRQ event (NCCL uses no SRQ: no match); a script line that looks for the words (no match).""")
+
+write_case_rec(
+    "nvidia-smi-query-records", "gpu-memory", "nvidia-smi -q",
+    [
+        ('nvidia-smi query: device=00000000:10:1C.0 status=Error code=REMAPPED_ROWS_PENDING info="remapped rows pending"',
+         [("nvidia.smi.reset-pending", "00000000:10:1C.0", RNPU, "REMAPPED_ROWS_PENDING")]),
+        ('nvidia-smi query: device=00000000:86:00.0 status=Error code=VOLATILE_UNCORRECTABLE_ECC info="volatile SRAM Uncorrectable 1"',
+         [("nvidia.smi.uncorrectable-ecc", "00000000:86:00.0", SUB, "VOLATILE_UNCORRECTABLE_ECC")]),
+        ('nvidia-smi query: device=00000000:86:00.0 status=Error code=RETIRED_PAGES_PENDING info="Pending Page Blacklist Yes"',
+         [("nvidia.smi.reset-pending", "00000000:86:00.0", RNPU, "RETIRED_PAGES_PENDING")]),
+        ('nvidia-smi query: device=00000000:3B:00.0 status=Error code=ROW_REMAPPING_FAILURE info="row remapping failure occurred"',
+         [("nvidia.smi.remap-failure", "00000000:3B:00.0", SEP, "ROW_REMAPPING_FAILURE")]),
+        ("nvidia-smi query: device=00000000:10:1C.0 status=OK recovered",
+         [rec("nvidia.smi.query-recovered", "00000000:10:1C.0", "")]),
+        none("nvidia-smi gpu: index=0 bus_id=00000000:10:1C.0"),
+    ],
+    note="""
+The records a command source running `nvidia-smi -q` hands on (parser nvidia_smi_query,
+collectors/command/records.hpp; written here in that format, the parser's own output for the
+real -q captures of tests/golden/nvidia-smi-q/): pending rows and pages need a reset, a failed
+remap a replacement, uncorrectable counts are a warning; a GPU back to OK is a recovery. The
+bus map's record (another parser) is none of these.""", source_type="command")

@@ -10,7 +10,8 @@ normal-case line that must not alarm), collective-hang (8 ranks' HCCL Flight Rec
 flight-recorder/ in which device N's rank never entered the last collective, and the other
 seven ranks' HCCL timeout lines in the plog), init-hang (a training launcher's start line, job init-hang-N,
 and nothing after it: a liveness finding once its window has passed), slow (STEPS MindFormers step lines of a job on each of the
-8 devices, training/slow-demo/worker_N.log, device N's 30 % slower than its peers').
+8 devices, training/slow-demo/worker_N.log, device N's 30 % slower than its peers'), nccl-ib-async (NCCL's IB async fatal event in a training
+rank's log, with the device).
 
 Hang kinds start a training job: a real process, left running in the background (its pid is
 printed), that holds devices in the stand-in npu-smi (tests/sim/fake-npu-smi, through the
@@ -120,6 +121,17 @@ def inject_slow(root, device, steps=12):
     return os.path.join(d, "worker_%d.log" % device)
 
 
+def nccl_ib_async(root, device):
+    """NCCL's IB async fatal event on a queue pair (NVIDIA/nccl#1919's line, the device and ids
+    of this node) in a training job's rank log: nvidia.nccl.network-error with the device."""
+    d = os.path.join(root, "training", "job-ib")
+    os.makedirs(d, exist_ok=True)
+    line = ("node-0:%d:%d [%d] transport/net_ib.cc:154 NCCL WARN NET/IB : mlx5_1:1 async fatal "
+            "event on QP (0x7309dc3bb338): invalid request local work queue error"
+            % (PID, PID + 101, device))
+    return os.path.join(d, "rank-%d.log" % device), line
+
+
 def inject(root, kind, device):
     if kind == "collective-hang":
         return collective_hang(root, device)
@@ -141,6 +153,8 @@ def inject(root, kind, device):
         path = device_path(root, device)
         line = ("[INFO] AICPU(26559,aicpu_scheduler):%s [silent_check_v3.cc:240][SilentCheck][tid:26572]"
                 "SilentCheckV3 normal case, val=[3.350337e-08], max=[1.2e-07]" % stamp())
+    elif kind == "nccl-ib-async":
+        path, line = nccl_ib_async(root, device)
     else:
         sys.exit("unknown kind %r" % kind)
     with open(path, "a") as f:

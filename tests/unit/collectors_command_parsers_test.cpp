@@ -2,6 +2,8 @@
 // records a HealthTracker derives from a sequence of observations.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -369,7 +371,8 @@ TEST_CASE("device lists: ranges and lists, errors for the rest") {
 
 TEST_CASE("parser names round-trip") {
   for (const auto p : {CommandParser::NpuSmiHealth, CommandParser::NpuSmiInfo,
-                       CommandParser::DeviceInfoCm, CommandParser::NvidiaSmiBus}) {
+                       CommandParser::DeviceInfoCm, CommandParser::NvidiaSmiBus,
+                       CommandParser::NvidiaSmiQuery}) {
     CHECK(parse_command_parser(to_string(p)) == p);
   }
   CHECK_FALSE(parse_command_parser("npu_smi"));
@@ -386,4 +389,97 @@ TEST_CASE("deviceinfo_cm: an npu_name with a huge number is skipped, not a crash
   REQUIRE(parsed);
   REQUIRE(parsed->size() == 1);
   CHECK((*parsed)[0].device == "2");
+}
+
+namespace {
+
+std::string golden_q(const std::string& name) {
+  std::ifstream in(std::string(FAULTD_SOURCE_DIR) + "/tests/golden/nvidia-smi-q/" + name,
+                   std::ios::binary);
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("nvidia_smi_query: remapped rows pending after Xid 63 (real -q output)",
+          "[collectors][command][parsers]") {
+  std::string error;
+  const auto gpus = parse_nvidia_smi_query(golden_q("ml-engineering-a100-xid63.txt"), error);
+  REQUIRE(gpus);
+  REQUIRE(gpus->size() == 1);
+  CHECK((*gpus)[0].device == "00000000:10:1C.0");
+  CHECK((*gpus)[0].status == "Error");
+  // Correctable DRAM errors (177) are no problem; the pending remap is.
+  CHECK((*gpus)[0].codes == Strings{"REMAPPED_ROWS_PENDING"});
+}
+
+TEST_CASE("nvidia_smi_query: a healthy GPU with N/A counts and a field it lacks is OK",
+          "[collectors][command][parsers]") {
+  std::string error;
+  const auto gpus = parse_nvidia_smi_query(golden_q("gpud-535-rtx4090-head.txt"), error);
+  REQUIRE(gpus);
+  REQUIRE(gpus->size() == 1);
+  CHECK((*gpus)[0].device == "00000000:01:00.0");
+  CHECK((*gpus)[0].ok());
+  CHECK((*gpus)[0].codes.empty());
+}
+
+TEST_CASE("nvidia_smi_query: uncorrectable counts by timescale and pages pending retirement",
+          "[collectors][command][parsers]") {
+  std::string error;
+  const auto gpus = parse_nvidia_smi_query(golden_q("composed-ecc-uncorrectable.txt"), error);
+  REQUIRE(gpus);
+  REQUIRE(gpus->size() == 1);
+  CHECK((*gpus)[0].codes == Strings{"VOLATILE_UNCORRECTABLE_ECC", "AGGREGATE_UNCORRECTABLE_ECC",
+                                     "RETIRED_PAGES_PENDING"});
+  CHECK((*gpus)[0].info[0] == "volatile SRAM Uncorrectable 1");
+  CHECK((*gpus)[0].info[1] == "aggregate SRAM Uncorrectable 5");
+}
+
+TEST_CASE("nvidia_smi_query: sections are the GPU's own, and other output is refused",
+          "[collectors][command][parsers]") {
+  std::string error;
+  // "Pending : Yes" of another section (MIG mode, an ECC mode change) is no remap.
+  const auto gpus = parse_nvidia_smi_query(
+      "GPU 00000000:3B:00.0\n"
+      "    MIG Mode\n"
+      "        Current                           : Disabled\n"
+      "        Pending                           : Yes\n"
+      "    Remapped Rows\n"
+      "        Pending                           : No\n"
+      "GPU 00000000:86:00.0\n"
+      "    Remapped Rows\n"
+      "        Pending                           : Yes\n",
+      error);
+  REQUIRE(gpus);
+  REQUIRE(gpus->size() == 2);
+  CHECK((*gpus)[0].ok());
+  CHECK((*gpus)[1].codes == Strings{"REMAPPED_ROWS_PENDING"});
+  CHECK_FALSE(parse_nvidia_smi_query("No devices were found\n", error));
+  CHECK(error == "no GPU listed");
+  CHECK_FALSE(parse_nvidia_smi_query("GPU 0: NVIDIA A100 (UUID: GPU-1234)\n", error));
+}
+
+TEST_CASE("nvidia_smi_query records: a new problem is news, a reset that clears it recovers",
+          "[collectors][command][parsers]") {
+  std::string error;
+  HealthTracker tracker(std::string(record_prefix(CommandParser::NvidiaSmiQuery)));
+  auto sick = parse_nvidia_smi_query(golden_q("ml-engineering-a100-xid63.txt"), error);
+  REQUIRE(sick);
+  const auto first = tracker.diff(*sick);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0] ==
+        "nvidia-smi query: device=00000000:10:1C.0 status=Error code=REMAPPED_ROWS_PENDING "
+        "info=\"remapped rows pending\"");
+  tracker.commit(*sick);
+  CHECK(tracker.diff(*sick).empty());
+  std::vector<DeviceHealth> healthy = *sick;
+  healthy[0].status = "OK";
+  healthy[0].codes.clear();
+  healthy[0].info.clear();
+  CHECK(tracker.diff(healthy) ==
+        Strings{"nvidia-smi query: device=00000000:10:1C.0 status=OK recovered"});
 }

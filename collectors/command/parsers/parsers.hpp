@@ -94,4 +94,19 @@ struct GpuBus {
 std::optional<std::vector<GpuBus>> parse_nvidia_smi_bus(std::string_view output,
                                                         std::string& error);
 
+// `nvidia-smi -q`: one entry per "GPU <bus id>" block (device = the bus id as printed,
+// "00000000:10:1C.0"), status "OK" or "Error", one code per problem in printed order:
+//   VOLATILE_UNCORRECTABLE_ECC / AGGREGATE_UNCORRECTABLE_ECC  an "Uncorrectable" count (or an
+//       older driver's "Double Bit" "Total") above 0 under "ECC Errors" > "Volatile" (since the
+//       driver was loaded) or "Aggregate" (the GPU's life);
+//   RETIRED_PAGES_PENDING   "Retired Pages" > "Pending Page Blacklist" (or "Pending ...") Yes;
+//   REMAPPED_ROWS_PENDING   "Remapped Rows" > "Pending" Yes (a reset activates the spare row);
+//   ROW_REMAPPING_FAILURE   "Remapped Rows" > "Remapping Failure Occurred" Yes;
+//   RESET_REQUIRED          "GPU Reset Status" > "Reset Required" Yes;
+// each with a short `info` piece. Sections are told apart by indentation; values NVML cannot
+// give ("N/A", "Unknown Error" for a field the GPU lacks) are no problem. No GPU block, or a
+// GPU line that names no bus id, is not -q output.
+std::optional<std::vector<DeviceHealth>> parse_nvidia_smi_query(std::string_view output,
+                                                                std::string& error);
+
 }  // namespace faultd::command_parsers
