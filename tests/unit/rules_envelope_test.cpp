@@ -324,7 +324,7 @@ TEST_CASE("envelope: a record starts where its own form starts, behind any label
   unwrap("[pod/train-7/pytorch] node-3:1234:1250 [5] NCCL WARN Call to connect failed", env);
   CHECK(env.message == "node-3:1234:1250 [5] NCCL WARN Call to connect failed");
   CHECK(line_device(env.message) == "5");
-  CHECK(message_of("worker-3 | NVRM: Xid (PCI:0000:3b:00): 79, pid=1") ==
+  CHECK(message_of("worker-3: NVRM: Xid (PCI:0000:3b:00): 79, pid=1") ==
         "NVRM: Xid (PCI:0000:3b:00): 79, pid=1");
   CHECK(message_of("7: Traceback (most recent call last):") ==
         "Traceback (most recent call last):");
