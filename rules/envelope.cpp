@@ -334,7 +334,7 @@ size_t progress_bar_prefix(std::string_view line) {
 
 // ---- where a record starts behind an unknown prefix
 // The forms a record of the programs faultd reads starts with, whatever a launcher or a tool
-// put before it: CANN's and Python loggers' "[LEVEL] ", CANN's "[PID: N] ", NCCL's "host:pid:tid [N] ", the
+// put before it: CANN's "[LEVEL] MODULE(", NCCL's "host:pid:tid [N] ", the
 // kernel's "NVRM: ", Python's "Traceback (most recent call last):" and "SomeError: ". Each
 // reads a byte's class, never a digit's value (LineDeviceReader's shape cache relies on it).
 bool is_level_word(std::string_view w) {
@@ -345,11 +345,20 @@ bool is_level_word(std::string_view w) {
   return false;
 }
 
+bool is_upper_or_underscore_byte(char c) { return (c >= 'A' && c <= 'Z') || c == '_'; }
+
 bool level_record_at(std::string_view s) {
   if (s.empty() || s[0] != '[') return false;
   size_t j = 1;
   while (j < s.size() && j <= 9 && s[j] >= 'A' && s[j] <= 'Z') ++j;
-  return j < s.size() && s[j] == ']' && is_level_word(s.substr(1, j - 1));
+  if (j >= s.size() || s[j] != ']' || !is_level_word(s.substr(1, j - 1))) return false;
+  // CANN's "[ERROR] RUNTIME(": a bracketed level inside a record ("[drv_soft_fault] [ERROR]
+  // [heart_beat_judge 318]") is not where one starts.
+  size_t k = j + 1;
+  if (k >= s.size() || s[k] != ' ') return false;
+  const size_t word = ++k;
+  while (k < s.size() && is_upper_or_underscore_byte(s[k])) ++k;
+  return k > word && k < s.size() && s[k] == '(';
 }
 
 bool python_record_at(std::string_view s) {
@@ -358,8 +367,10 @@ bool python_record_at(std::string_view s) {
   size_t j = 0;
   while (j < s.size() && j < 96 && (is_alnum(s[j]) || s[j] == '_' || s[j] == '.')) ++j;
   if (j == 0 || j >= s.size() || s[j] != ':' || !is_alpha(s[0])) return false;
+  // A class's name, not the word alone ("reason=exit status 1: Error: device not found").
   const std::string_view name = s.substr(0, j);
-  return name.ends_with("Error") || name.ends_with("Exception");
+  return (name.ends_with("Error") && name.size() > 5) ||
+         (name.ends_with("Exception") && name.size() > 9);
 }
 
 std::string_view nccl_prefix_device(std::string_view line);
@@ -368,15 +379,11 @@ bool record_at(std::string_view s) {
   switch (s[0]) {
     case '[':
       // CANN's error message report: "[PID: 3448331] 2025-12-04-21:59:08 ... (EI0013): ".
-      if (level_record_at(s) || s.starts_with("[PID: ")) return true;
+      if (level_record_at(s)) return true;
       break;
     case 'N':
       if (s.starts_with("NVRM: ")) return true;
       break;
-    case '|':
-    case '+':
-      // A tool's table printed into the log (npu-smi's rows and rules).
-      return s.starts_with("| ") || s.starts_with("+-") || s.starts_with("+=");
     default:
       break;
   }

@@ -24,8 +24,8 @@
 // A wrapper is only taken when it is complete; text that merely resembles one stays message.
 // Behind any other prefix (an unknown launcher's label: srun -l's "12: ", kubectl logs
 // --prefix's "[pod/NAME/CONTAINER] "), the message starts where a known record form starts
-// (record_start in envelope.cpp: "[LEVEL] ", NCCL's "host:pid:tid [N] ", "NVRM: ", Python's
-// "Traceback" and "SomeError: ", a table row, or one of the wrappers above), looked for after
+// (record_start in envelope.cpp: CANN's "[LEVEL] MODULE(", NCCL's "host:pid:tid [N] ", "NVRM: ",
+// Python's "Traceback" and "SomeError: ", or one of the wrappers above), looked for after
 // the end of a label within the first 160 bytes; such a label carries nothing faultd reads,
 // so a task number is never a device.
 //
