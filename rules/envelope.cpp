@@ -27,7 +27,10 @@ std::string_view skip_blanks(std::string_view s) {
   return s.substr(i);
 }
 
-// ---- ANSI escape sequences (CSI "ESC [ params final" and two-byte "ESC x"), removed.
+}  // namespace
+
+// ---- ANSI escape sequences (ECMA-48): CSI "ESC [ params final", OSC "ESC ] ... BEL" or
+// "ESC ] ... ESC \" (a title, a hyperlink), and two-byte "ESC x", removed.
 std::string without_ansi(std::string_view line) {
   std::string out;
   out.reserve(line.size());
@@ -40,12 +43,19 @@ std::string without_ansi(std::string_view line) {
       size_t j = i + 2;
       while (j < line.size() && !(line[j] >= '@' && line[j] <= '~')) ++j;
       i = j;  // the final byte, or the end
+    } else if (i + 1 < line.size() && line[i + 1] == ']') {
+      size_t j = i + 2;
+      while (j < line.size() && line[j] != '\a' && line[j] != '\x1b') ++j;
+      if (j + 1 < line.size() && line[j] == '\x1b' && line[j + 1] == '\\') ++j;  // ESC \ ends it
+      i = j;  // the terminator, or the end
     } else {
       ++i;  // ESC and the byte after it
     }
   }
   return out;
 }
+
+namespace {
 
 // ---- docker json-file: {"log":"<escaped>","stream":"stderr","time":"..."}
 // Decodes a JSON string body starting at `s[0]` (after the opening quote) into `out`; returns
@@ -118,6 +128,13 @@ bool docker_json(std::string_view line, Envelope& env, std::string& decoded) {
   return true;
 }
 
+// A wrapper names the process that printed the line; an outer one's is a relay's (syslog's
+// writer, a Ray worker around a launcher).
+void name_pid(Envelope& env, std::string_view pid) {
+  if (!env.pid.empty() && env.outer_pid.empty()) env.outer_pid = std::move(env.pid);
+  env.pid = std::string(pid);
+}
+
 // ---- CRI: "<RFC 3339 time> <stdout|stderr> <F|P> "
 size_t cri_prefix(std::string_view line, Envelope& env) {
   // 2024-01-01T00:00:00[.frac](Z|+hh:mm)
@@ -146,7 +163,7 @@ size_t syslog_prefix(std::string_view line, Envelope& env) {
     return 0;
   }
   env.host = std::string(subs[1].data(), subs[1].size());
-  if (subs[2].data() != nullptr) env.pid = std::string(subs[2].data(), subs[2].size());
+  if (subs[2].data() != nullptr) name_pid(env, std::string_view(subs[2].data(), subs[2].size()));
   return subs[0].size();
 }
 
@@ -257,7 +274,7 @@ size_t launcher_prefix(std::string_view text, Envelope* env) {
     const size_t digits = digits_at(inner, pid + 4);
     if (digits == 0 || pid + 4 + digits != inner.size()) return 0;
     if (env != nullptr) {
-      env->pid = std::string(inner.substr(pid + 4, digits));
+      name_pid(*env, inner.substr(pid + 4, digits));
       if (!ip.empty()) env->host = std::string(ip);
     }
     n = close + 1;
@@ -315,6 +332,86 @@ size_t progress_bar_prefix(std::string_view line) {
   return 0;
 }
 
+// ---- where a record starts behind an unknown prefix
+// The forms a record of the programs faultd reads starts with, whatever a launcher or a tool
+// put before it: CANN's "[LEVEL] MODULE(", NCCL's "host:pid:tid [N] ", the
+// kernel's "NVRM: ", Python's "Traceback (most recent call last):" and "SomeError: ". Each
+// reads a byte's class, never a digit's value (LineDeviceReader's shape cache relies on it).
+bool is_level_word(std::string_view w) {
+  for (std::string_view level :
+       {"ERROR", "WARNING", "WARN", "INFO", "DEBUG", "EVENT", "TRACE", "CRITICAL", "FATAL"}) {
+    if (w == level) return true;
+  }
+  return false;
+}
+
+bool is_upper_or_underscore_byte(char c) { return (c >= 'A' && c <= 'Z') || c == '_'; }
+
+bool level_record_at(std::string_view s) {
+  if (s.empty() || s[0] != '[') return false;
+  size_t j = 1;
+  while (j < s.size() && j <= 9 && s[j] >= 'A' && s[j] <= 'Z') ++j;
+  if (j >= s.size() || s[j] != ']' || !is_level_word(s.substr(1, j - 1))) return false;
+  // CANN's "[ERROR] RUNTIME(": a bracketed level inside a record ("[drv_soft_fault] [ERROR]
+  // [heart_beat_judge 318]") is not where one starts.
+  size_t k = j + 1;
+  if (k >= s.size() || s[k] != ' ') return false;
+  const size_t word = ++k;
+  while (k < s.size() && is_upper_or_underscore_byte(s[k])) ++k;
+  return k > word && k < s.size() && s[k] == '(';
+}
+
+bool python_record_at(std::string_view s) {
+  if (s.starts_with("Traceback (most recent call last):")) return true;
+  // A dotted exception name ending in Error or Exception, a colon after it.
+  size_t j = 0;
+  while (j < s.size() && j < 96 && (is_alnum(s[j]) || s[j] == '_' || s[j] == '.')) ++j;
+  if (j == 0 || j >= s.size() || s[j] != ':' || !is_alpha(s[0])) return false;
+  // A class's name, not the word alone ("reason=exit status 1: Error: device not found").
+  const std::string_view name = s.substr(0, j);
+  return (name.ends_with("Error") && name.size() > 5) ||
+         (name.ends_with("Exception") && name.size() > 9);
+}
+
+std::string_view nccl_prefix_device(std::string_view line);
+
+bool record_at(std::string_view s) {
+  switch (s[0]) {
+    case '[':
+      // CANN's error message report: "[PID: 3448331] 2025-12-04-21:59:08 ... (EI0013): ".
+      if (level_record_at(s)) return true;
+      break;
+    case 'N':
+      if (s.starts_with("NVRM: ")) return true;
+      break;
+    default:
+      break;
+  }
+  if (is_alpha(s[0]) && python_record_at(s)) return true;
+  if (!nccl_prefix_device(s).empty()) return true;
+  // An envelope that says something (a launcher's process or rank, a collected file's path)
+  // behind the unknown label: peeled next, as at the line's start.
+  Envelope scratch;
+  return launcher_prefix(s, nullptr) > 0 || grep_prefix(s, scratch) > 0;
+}
+
+// Where the first record form starts in `m` behind a label: at 0, or after a byte that ends a
+// launcher's or a tool's label (':', ']', ')', '>', then blanks), within the first
+// kMaxRecordStart bytes; 0 when none does (the line is left as it is).
+constexpr size_t kMaxRecordStart = 160;
+
+size_t record_start(std::string_view m) {
+  const size_t limit = std::min(m.size(), kMaxRecordStart);
+  bool after_label = true;  // the line's start counts as one
+  for (size_t i = 0; i < limit; ++i) {
+    const char c = m[i];
+    if (is_blank(c)) continue;
+    if (after_label && record_at(m.substr(i))) return i;
+    after_label = c == ':' || c == ']' || c == ')' || c == '>';
+  }
+  return 0;
+}
+
 }  // namespace
 
 void unwrap(std::string_view line, Envelope& env) {
@@ -346,6 +443,7 @@ void unwrap(std::string_view line, Envelope& env) {
     }
     if (n == 0) n = grep_prefix(m, env);
     if (n == 0) n = progress_bar_prefix(m);
+    if (n == 0) n = record_start(m);
     if (n == 0) break;
     m.remove_prefix(n);
     ++env.layers;

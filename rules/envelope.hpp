@@ -22,6 +22,12 @@
 //   - a tqdm progress bar sharing the line with the message after it
 //     ("... 5/10 [00:01<00:01,  4.50it/s]RuntimeError: ...").
 // A wrapper is only taken when it is complete; text that merely resembles one stays message.
+// Behind any other prefix (an unknown launcher's label: srun -l's "12: ", kubectl logs
+// --prefix's "[pod/NAME/CONTAINER] "), the message starts where a known record form starts
+// (record_start in envelope.cpp: CANN's "[LEVEL] MODULE(", NCCL's "host:pid:tid [N] ", "NVRM: ",
+// Python's "Traceback" and "SomeError: ", or one of the wrappers above), looked for after
+// the end of a label within the first 160 bytes; such a label carries nothing faultd reads,
+// so a task number is never a device.
 //
 // Threading: pure functions; an Envelope belongs to its caller.
 #pragma once
@@ -38,7 +44,8 @@ struct Envelope {
   // What the wrappers said; empty when none said it. Copies, so they outlive `decoded`.
   std::string stream;  // stdout or stderr
   std::string host;
-  std::string pid;
+  std::string pid;        // the innermost wrapper's that named one (the printing process)
+  std::string outer_pid;  // an outer wrapper's, when an inner one named another (a relay)
   std::string rank;
   std::string path;     // the file a `grep -rn` line came from
   std::string decoded;  // backing store when a wrapper had to be decoded (JSON, ANSI)
@@ -47,6 +54,9 @@ struct Envelope {
 
 // Fills `env` for `line` (without its newline). `env.message` views `line` or `env.decoded`.
 void unwrap(std::string_view line, Envelope& env);
+
+// `line` without its ANSI escape sequences (CSI and OSC forms, anywhere in the line).
+std::string without_ansi(std::string_view line);
 
 // The line without launcher prefixes only ("(train pid=1234) ", "[rank7]: ", "rank3: ", ...).
 std::string_view strip_launcher_prefix(std::string_view line);

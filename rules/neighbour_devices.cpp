@@ -20,6 +20,7 @@ NeighbourDevices::LineFacts NeighbourDevices::facts_of(std::string_view line) {
   if (!device.empty() && is_valid_device_id(device)) facts.device = std::string(device);
   facts.pid = std::string(line_pid(env.message));
   facts.env_pid = std::move(env.pid);
+  facts.outer_pid = std::move(env.outer_pid);
   facts.rank = std::move(env.rank);
   if (facts.rank.empty()) {
     // NCCL's communicator lines name the rank whose device they give: "comm 0x9f2ef80 rank 8
@@ -41,7 +42,14 @@ bool NeighbourDevices::same_stream(const LineFacts& a, const LineFacts& b) {
   auto names = [](const LineFacts& f, const std::string& pid) {
     return !pid.empty() && (f.pid == pid || f.env_pid == pid);
   };
-  return names(b, a.pid) || names(b, a.env_pid);
+  if (names(b, a.pid) || names(b, a.env_pid)) return true;
+  // A line wrapped once by a relay (syslog's writer, a Ray worker) and one the same relay
+  // carries from an inner launcher: the relay's process is all the first one says.
+  auto relayed = [](const LineFacts& once, const LineFacts& twice) {
+    return once.outer_pid.empty() && !twice.outer_pid.empty() && once.pid.empty() &&
+           once.env_pid == twice.outer_pid;
+  };
+  return relayed(a, b) || relayed(b, a);
 }
 
 NeighbourDevices::Key NeighbourDevices::key_of(std::string_view source,

@@ -149,6 +149,21 @@ struct ScanContext::Impl {
     return *adapted;
   }
 
+  // Whether the source colours its lines (an ANSI escape in its first kSampleBytes): a colour
+  // sequence in the middle of a line may cut a trigger literal in two ("NCCL \x1b[33mWARN"),
+  // so every line of such a source holding an escape is a candidate too. A source without
+  // colour pays nothing; one that colours pays a memchr for ESC over its chunks.
+  bool coloured = false;
+  size_t colour_sampled = 0;
+
+  bool colours(std::string_view text) {
+    if (coloured || colour_sampled >= kSampleBytes) return coloured;
+    const std::string_view head = text.substr(0, kSampleBytes - colour_sampled);
+    colour_sampled += head.size();
+    coloured = head.find('\x1b') != std::string_view::npos;
+    return coloured;
+  }
+
   File& file_for(const Chunk& chunk, const rules::Engine& engine) {
     if (serial != engine.serial) {
       files.clear();
@@ -246,6 +261,37 @@ std::unique_ptr<RE2> chunk_regex(const RE2& line_re) {
 // prefilter its skips (docs/performance.md).
 constexpr std::string_view kContextTrigger = ", Device:";
 
+// `literal` as Go's encoding/json writes it inside a string with HTML escaping on (docker's
+// json-file logger): <, >, & as \u003c, \u003e, \u0026, '"' and '\\' escaped, tabs as \t.
+std::string json_escaped(std::string_view literal) {
+  std::string out;
+  for (char c : literal) {
+    switch (c) {
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 View make_view(const std::vector<CompiledRule>& rules, const std::vector<uint32_t>& members) {
   View view;
   view.rules = members;
@@ -259,6 +305,20 @@ View make_view(const std::vector<CompiledRule>& rules, const std::vector<uint32_
       auto& list = by_literal[t];
       if (list.empty() || list.back() != pos) list.push_back(pos);
     }
+  }
+  // docker's json-file logger writes a line as a JSON string, Go's escaping (<, >, & as \u003c,
+  // \u003e, \u0026, '"' and '\\' after a backslash): a trigger holding one of those is also
+  // looked for as docker wrote it, for the same rules (unwrap decodes the line before matching).
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> escaped;
+  for (const auto& [literal, positions] : by_literal) {
+    std::string json = json_escaped(literal);
+    if (json != literal) escaped.emplace_back(std::move(json), positions);
+  }
+  for (auto& [json, positions] : escaped) {
+    auto& list = by_literal[json];
+    list.insert(list.end(), positions.begin(), positions.end());
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
   }
   // Lines that teach the context which device a process uses (the torch_npu tuple before a CANN
   // error block that names only the process) are candidates even when no rule wants them.
@@ -369,6 +429,7 @@ class Scanner {
     std::vector<size_t>& starts = context_.candidates;
     starts.clear();
     if (!triggers_.empty()) triggers_.candidate_lines(chunk_.data, starts);
+    if (context_.colours(chunk_.data)) add_coloured_lines(starts);
     const std::vector<std::pair<size_t, uint32_t>> hits = searched_hits();
     auto next = starts.begin();
     auto hit = hits.begin();
@@ -429,6 +490,20 @@ class Scanner {
     return hits;
   }
 
+  // Adds the start of every line holding an escape byte to `starts` (ascending, unique).
+  void add_coloured_lines(std::vector<size_t>& starts) const {
+    const std::string_view data = chunk_.data;
+    const size_t before = starts.size();
+    for (size_t at = data.find('\x1b'); at != std::string_view::npos;) {
+      const void* nl = memrchr(data.data(), '\n', at);
+      starts.push_back(nl == nullptr ? 0 : static_cast<const char*>(nl) - data.data() + 1);
+      at = data.find('\x1b', line_end(at));
+    }
+    if (starts.size() == before) return;
+    std::inplace_merge(starts.begin(), starts.begin() + static_cast<ptrdiff_t>(before), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  }
+
   static void sort_unique(std::vector<uint32_t>& v) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -437,7 +512,18 @@ class Scanner {
   // Appends the rules whose triggers occur on the line; leaves `selected` sorted and unique
   // (a line with several triggers evaluates each rule at most once, in rule order).
   void add_triggered(size_t start, size_t end, std::vector<uint32_t>& selected) {
-    for (uint32_t id : context_.trigger_ids(triggers_, strip(start, end))) {
+    const std::string_view line = strip(start, end);
+    // Colour may split a trigger: the triggers of a coloured line are those of its text.
+    if (line.find('\x1b') != std::string_view::npos) {
+      const std::string text = without_ansi(line);
+      add_triggers(context_.trigger_ids(triggers_, text), selected);
+      return;
+    }
+    add_triggers(context_.trigger_ids(triggers_, line), selected);
+  }
+
+  void add_triggers(const std::vector<uint32_t>& ids, std::vector<uint32_t>& selected) {
+    for (uint32_t id : ids) {
       const auto& positions = view_.trigger_rules[id];
       selected.insert(selected.end(), positions.begin(), positions.end());
     }

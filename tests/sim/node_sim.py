@@ -5,7 +5,8 @@ job does, at a steady rate, and injects faults on request. Used by the demo and 
   node_sim.py --root DIR [--rate LINES_PER_S] [--seconds N] [--inject KIND --device N]
 
 Kinds: asd (the 'accuracy sensitivity feature abnormal' ERROR in the plog, with device_id),
-silent-check (SilentCheckV3 ComputeL1Error in device-N's log), normal (a SilentCheck INFO
+silent-check (SilentCheckV3 ComputeL1Error in device-N's log), labelled-asd (the asd line
+behind srun -l's task label, its level coloured), normal (a SilentCheck INFO
 normal-case line that must not alarm), collective-hang (8 ranks' HCCL Flight Recorder dumps in
 flight-recorder/ in which device N's rank never entered the last collective, and the other
 seven ranks' HCCL timeout lines in the plog), init-hang (a training launcher's start line, job init-hang-N,
@@ -132,6 +133,14 @@ def nccl_ib_async(root, device):
     return os.path.join(d, "rank-%d.log" % device), line
 
 
+def labelled_asd(root, device):
+    """The asd line as Slurm's srun -l delivers it, its level coloured by the job's logger: a
+    task label faultd does not know before the record, ANSI colour inside the line."""
+    line = ("12: \x1b[31m[ERROR]\x1b[0m ASCENDCL(%d,python3):%s [silent_check.cc:88]107630 AsdCheck: "
+            "accuracy sensitivity feature abnormal, device_id=%d" % (PID, stamp(), device))
+    return plog_path(root), line
+
+
 def inject(root, kind, device):
     if kind == "collective-hang":
         return collective_hang(root, device)
@@ -149,6 +158,8 @@ def inject(root, kind, device):
                 "SilentCheckV3 ComputeL1Error:val = [nan], max = [nan], avg=[1.128970e-09], step=[5], "
                 "c_thresh_l1 = [1.000000e+06], c_thresh_l2 = [1.000000e+04], beta1 = [9.900000e-01], "
                 "npu_asd_detect = [1]." % stamp())
+    elif kind == "labelled-asd":
+        path, line = labelled_asd(root, device)
     elif kind == "normal":
         path = device_path(root, device)
         line = ("[INFO] AICPU(26559,aicpu_scheduler):%s [silent_check_v3.cc:240][SilentCheck][tid:26572]"

@@ -7,6 +7,7 @@
 
 #include <re2/re2.h>
 
+#include "rules/envelope.hpp"
 #include "rules/spec_check.hpp"
 #include "tests/support/rules_support.hpp"
 
@@ -16,7 +17,7 @@ using faultd::testing::scan;
 namespace {
 
 // Line numbers (1-based) of the lines `pattern` matches, each line stripped of '\n' and of a
-// trailing '\r' as the engine hands lines to rules.
+// trailing '\r' and unwrapped (rules/envelope.hpp) as the engine hands lines to rules.
 std::vector<uint64_t> per_line(const std::string& pattern, std::string_view text) {
   std::string error;
   const auto re = rules::compile_regex(pattern, error);
@@ -29,7 +30,9 @@ std::vector<uint64_t> per_line(const std::string& pattern, std::string_view text
     std::string_view line = text.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     ++number;
-    if (RE2::PartialMatch(line, *re)) out.push_back(number);
+    Envelope env;
+    unwrap(line, env);
+    if (RE2::PartialMatch(env.message, *re)) out.push_back(number);
     start = end + 1;
   }
   return out;

@@ -586,3 +586,32 @@ TEST_CASE("engine: lines of one shape find the triggers their own digits spell",
   CHECK(rules_of(s) ==
         Strings{"loss@1", "loss@2", "xid@2", "loss@3", "loss@4", "xid@4", "loss@5", "loss@6"});
 }
+
+TEST_CASE("scan: a trigger split by colour or written by docker's JSON escaping",
+          "[rules][engine]") {
+  const auto set = testing::build(R"(
+rules:
+  - id: nccl.warn
+    match: { any: ["NCCL WARN Call to"] }
+    fault: { level: RestartBusiness }
+  - id: hccl.trace
+    match: { any: ["call trace: hcclRet -> "] }
+    fault: { level: RestartBusiness }
+)");
+  // A logger colouring its level word cuts the literal in two: the line is still a candidate
+  // (its source shows colour) and matches on its text; the offset is the line's own.
+  const std::string coloured =
+      "ordinary line\nnode-1:12:13 [2] NCCL \x1b[33mWARN\x1b[0m Call to connect failed\n";
+  const auto s = testing::scan(*set, coloured);
+  REQUIRE(s.findings.size() == 1);
+  CHECK(s.findings[0].rule == "nccl.warn");
+  CHECK(s.findings[0].device == "2");
+  CHECK(s.findings[0].offset == 14);
+  CHECK(s.findings[0].text == "node-1:12:13 [2] NCCL \x1b[33mWARN\x1b[0m Call to connect failed");
+  // docker's json-file logger writes '>' as \u003e.
+  const auto d = testing::scan(
+      *set,
+      R"({"log":"[ERROR] HCCL(1,python):x [1][Recv]call trace: hcclRet -\u003e 13\n","stream":"stdout","time":"2026-03-14T09:26:53Z"})"
+      "\n");
+  CHECK(testing::rules_of(d) == std::vector<std::string>{"hccl.trace@1"});
+}

@@ -311,3 +311,54 @@ rules:
               .findings.empty());
   }
 }
+
+TEST_CASE("envelope: a record starts where its own form starts, behind any label",
+          "[rules][envelope]") {
+  // srun -l's task number and kubectl logs --prefix's pod and container: labels faultd does
+  // not know, before CANN's, NCCL's, the kernel's and Python's record forms.
+  Envelope env;
+  unwrap("12: [ERROR] AICPU(25787,aicpu_scheduler):x", env);
+  CHECK(env.message == "[ERROR] AICPU(25787,aicpu_scheduler):x");
+  CHECK(line_level(env.message) == "ERROR");
+  CHECK(env.rank.empty());  // a task label is no field, and never a device
+  unwrap("[pod/train-7/pytorch] node-3:1234:1250 [5] NCCL WARN Call to connect failed", env);
+  CHECK(env.message == "node-3:1234:1250 [5] NCCL WARN Call to connect failed");
+  CHECK(line_device(env.message) == "5");
+  CHECK(message_of("worker-3: NVRM: Xid (PCI:0000:3b:00): 79, pid=1") ==
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1");
+  CHECK(message_of("7: Traceback (most recent call last):") ==
+        "Traceback (most recent call last):");
+  CHECK(message_of("[pod/a/b] torch.OutOfMemoryError: CUDA out of memory") ==
+        "torch.OutOfMemoryError: CUDA out of memory");
+  // The device of a line behind a label is the record's, not a number in the label.
+  unwrap("[pod/npu-3/main] [ERROR] RUNTIME(1,python): device_id=6 failed", env);
+  CHECK(line_device(env.message) == "6");
+  // Left alone: a form in the middle of a sentence (no label ends before it), a form too far
+  // in, a bracketed word that is no level, and a line that starts with its record.
+  CHECK(message_of("raised RuntimeError: x") == "raised RuntimeError: x");
+  CHECK(message_of("call failed [ERROR] x") == "call failed [ERROR] x");
+  CHECK(message_of(std::string(200, 'a') + ": [ERROR] x") == std::string(200, 'a') + ": [ERROR] x");
+  CHECK(message_of("12: [Rank 0] x") == "12: [Rank 0] x");
+  CHECK(message_of("[ERROR] HCCL(1,python): x: RuntimeError: y") ==
+        "[ERROR] HCCL(1,python): x: RuntimeError: y");
+}
+
+TEST_CASE("envelope: ANSI sequences anywhere, CSI and OSC", "[rules][envelope]") {
+  // A logger that colours its level word in the middle of the line, and a hyperlink (OSC 8)
+  // ended by BEL or by ESC backslash.
+  CHECK(message_of("node-1:12:13 [2] NCCL \x1b[33mWARN\x1b[0m Call to connect failed") ==
+        "node-1:12:13 [2] NCCL WARN Call to connect failed");
+  CHECK(message_of("see \x1b]8;;http://x/y\x07the log\x1b]8;;\x07 now") == "see the log now");
+  CHECK(message_of("see \x1b]8;;http://x/y\x1b\\the log\x1b]8;;\x1b\\ now") == "see the log now");
+  CHECK(message_of("cut \x1b]8;;http://x") == "cut ");
+}
+
+TEST_CASE("envelope: a relay's process and the launcher's inside it", "[rules][envelope]") {
+  Envelope env;
+  unwrap("Mar 14 09:26:53 node-a07 python3[48213]: (EngineCore_DP0 pid=415) x", env);
+  CHECK(env.pid == "415");
+  CHECK(env.outer_pid == "48213");
+  unwrap("Mar 14 09:26:53 node-a07 python3[48213]: x", env);
+  CHECK(env.pid == "48213");
+  CHECK(env.outer_pid.empty());
+}
