@@ -47,12 +47,12 @@ class NeighbourDevices {
 
   // What a line says about where it came from.
   struct LineFacts {
-    std::string device;   // the device it names (torch_npu tuple, then the spellings), validated
-    std::string pid;      // the process it names ("HCCL(123,python)", "[PID: 123]", the tuple)
-    std::string env_pid;  // the process its envelope names ("(train pid=8464) ")
+    std::string device;     // the device it names (torch_npu tuple, then the spellings), validated
+    std::string pid;        // the process it names ("HCCL(123,python)", "[PID: 123]", the tuple)
+    std::string env_pid;    // the process its envelope names ("(train pid=8464) ")
     std::string outer_pid;  // a relay's around that envelope (syslog's "python3[4711]: ")
-    std::string rank;     // the launcher rank of its envelope ("[rank3]: "), else the rank an
-                          // NCCL communicator line gives its device for ("comm 0x.. rank 8 ..")
+    std::string rank;       // the launcher rank of its envelope ("[rank3]: "), else the rank an
+                            // NCCL communicator line gives its device for ("comm 0x.. rank 8 ..")
   };
   static LineFacts facts_of(std::string_view line);
   static bool same_stream(const LineFacts& a, const LineFacts& b);

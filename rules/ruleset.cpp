@@ -500,7 +500,8 @@ class Scanner {
       at = data.find('\x1b', line_end(at));
     }
     if (starts.size() == before) return;
-    std::inplace_merge(starts.begin(), starts.begin() + static_cast<ptrdiff_t>(before), starts.end());
+    std::inplace_merge(starts.begin(), starts.begin() + static_cast<ptrdiff_t>(before),
+                       starts.end());
     starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   }
 

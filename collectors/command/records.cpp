@@ -64,9 +64,9 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 namespace {
 constexpr std::array<std::string_view, 10> kParserNames = {
-    "npu_smi_health",  "npu_smi_info",        "deviceinfo_cm",   "nvidia_smi_bus",
-    "npu_smi_usages",  "npu_smi_procs",       "nvidia_smi_activity", "nvidia_smi_apps",
-    "hccn_stat",       "nvidia_smi_query"};
+    "npu_smi_health", "npu_smi_info",    "deviceinfo_cm",       "nvidia_smi_bus",
+    "npu_smi_usages", "npu_smi_procs",   "nvidia_smi_activity", "nvidia_smi_apps",
+    "hccn_stat",      "nvidia_smi_query"};
 }  // namespace
 
 std::optional<CommandParser> parse_command_parser(std::string_view name) {

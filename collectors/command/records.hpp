@@ -12,8 +12,9 @@
 //
 // Prefixes: "npu-smi health" (npu_smi_health), "npu-smi info" (npu_smi_info), "deviceinfo"
 // (deviceinfo_cm), "nvidia-smi query" (nvidia_smi_query, `nvidia-smi -q`), "probe" (the command
-// itself, whatever its parser). Values made of [A-Za-z0-9._:/+-] are written bare, anything else in double quotes with '"' and '\' escaped and
-// control bytes as spaces; info is capped at 1 KiB. Rules:
+// itself, whatever its parser). Values made of [A-Za-z0-9._:/+-] are written bare, anything else in
+// double quotes with '"' and '\' escaped and control bytes as spaces; info is capped at 1 KiB.
+// Rules:
 //   - a device that becomes not-OK gets one line per code it reports that it did not report
 //     before (one line without code= if it reports none), so a new code on an already sick
 //     device is news too; a status change of a sick device with no new code is not;

@@ -229,8 +229,9 @@ void Loader::load_sources(const YAML::Node& list, const Ctx& ctx) {
     } else if (type == "hang") {
       if (auto c = load_hang_source(n, *name, base_dir, ctx)) cfg.sources.emplace_back(*c);
     } else {
-      ctx.error(n["type"], "unknown source type '" + type +
-                               "' (one of: file, command, kmsg, overflow_dump, flight_recorder, hang)");
+      ctx.error(n["type"],
+                "unknown source type '" + type +
+                    "' (one of: file, command, kmsg, overflow_dump, flight_recorder, hang)");
     }
   }
 }

@@ -61,8 +61,9 @@ PolicyConfig default_policy();
 
 // One configured source: its type's settings. Each settings type has `name` and `==` (a reload
 // keeps a running source whose settings are equal, with its partial lines and positions).
-using SourceConfig = std::variant<FileSourceConfig, CommandSourceConfig, KmsgSourceConfig,
-                                  OverflowDumpSourceConfig, FlightRecorderSourceConfig, HangSourceConfig>;
+using SourceConfig =
+    std::variant<FileSourceConfig, CommandSourceConfig, KmsgSourceConfig, OverflowDumpSourceConfig,
+                 FlightRecorderSourceConfig, HangSourceConfig>;
 const std::string& source_name(const SourceConfig& source);
 // The types (kSourceTypes) of the chunks the configured sources hand to the rules.
 std::vector<std::string_view> chunk_source_types(const std::vector<SourceConfig>& sources);

@@ -109,8 +109,8 @@ void DetectorBank::forget_peer(const Series& s) {
   if (it->second.empty()) peers_.erase(it);
 }
 
-void DetectorBank::compare_with_peers(Series& s, const DetectorSpec& spec,
-                                      detect::Sample& sample, TimePoint now) {
+void DetectorBank::compare_with_peers(Series& s, const DetectorSpec& spec, detect::Sample& sample,
+                                      TimePoint now) {
   if (!spec.reference.empty()) {
     sample.reference = sample.number(spec.reference);
     return;

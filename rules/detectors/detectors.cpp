@@ -455,9 +455,10 @@ class PeerSlow final : public Detector {
     const std::string of = x.peers > 0 ? "the median " + num(*x.reference) + " of " +
                                              std::to_string(x.peers) + " peers"
                                        : s_.reference + " " + num(*x.reference);
-    return Verdict{Severity::Warning,
-                   s_.field + " " + num(*t) + " is " + num(std::round((*t / *x.reference - 1) * 100)) +
-                       " % above " + of + " for " + std::to_string(run_) + " steps"};
+    return Verdict{Severity::Warning, s_.field + " " + num(*t) + " is " +
+                                          num(std::round((*t / *x.reference - 1) * 100)) +
+                                          " % above " + of + " for " + std::to_string(run_) +
+                                          " steps"};
   }
 
  private:

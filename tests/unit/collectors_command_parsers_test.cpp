@@ -370,9 +370,9 @@ TEST_CASE("device lists: ranges and lists, errors for the rest") {
 }
 
 TEST_CASE("parser names round-trip") {
-  for (const auto p : {CommandParser::NpuSmiHealth, CommandParser::NpuSmiInfo,
-                       CommandParser::DeviceInfoCm, CommandParser::NvidiaSmiBus,
-                       CommandParser::NvidiaSmiQuery}) {
+  for (const auto p :
+       {CommandParser::NpuSmiHealth, CommandParser::NpuSmiInfo, CommandParser::DeviceInfoCm,
+        CommandParser::NvidiaSmiBus, CommandParser::NvidiaSmiQuery}) {
     CHECK(parse_command_parser(to_string(p)) == p);
   }
   CHECK_FALSE(parse_command_parser("npu_smi"));
@@ -434,7 +434,7 @@ TEST_CASE("nvidia_smi_query: uncorrectable counts by timescale and pages pending
   REQUIRE(gpus);
   REQUIRE(gpus->size() == 1);
   CHECK((*gpus)[0].codes == Strings{"VOLATILE_UNCORRECTABLE_ECC", "AGGREGATE_UNCORRECTABLE_ECC",
-                                     "RETIRED_PAGES_PENDING"});
+                                    "RETIRED_PAGES_PENDING"});
   CHECK((*gpus)[0].info[0] == "volatile SRAM Uncorrectable 1");
   CHECK((*gpus)[0].info[1] == "aggregate SRAM Uncorrectable 5");
 }

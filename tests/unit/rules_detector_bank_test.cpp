@@ -228,7 +228,8 @@ std::vector<Finding> node_steps(DetectorBank& bank, int devices, int steps, F ti
   std::vector<Finding> out;
   for (int step = 1; step <= steps; ++step) {
     for (int d = 0; d < devices; ++d) {
-      Fields fields = {{"step", std::to_string(step)}, {"step_time", std::to_string(times(d, step))}};
+      Fields fields = {{"step", std::to_string(step)},
+                       {"step_time", std::to_string(times(d, step))}};
       if (!job.empty()) fields.emplace_back("job", job);
       const std::string dev = std::to_string(d);
       auto f = match("slow", "/logs/" + job + "/worker_" + dev + ".log",
@@ -273,12 +274,10 @@ TEST_CASE("bank: peer_slow compares a device with the median of its peers",
       for (int d = 0; d < 8; ++d) {
         const std::string job = d < 4 ? "a" : "b";
         const std::string dev = std::to_string(d);
-        auto f = match("slow", "/logs/" + job + "/worker_" + dev + ".log",
-                       static_cast<uint64_t>(step),
-                       {{"step", std::to_string(step)},
-                        {"step_time", d < 4 ? "1000" : "1500"},
-                        {"job", job}},
-                       dev);
+        auto f = match(
+            "slow", "/logs/" + job + "/worker_" + dev + ".log", static_cast<uint64_t>(step),
+            {{"step", std::to_string(step)}, {"step_time", d < 4 ? "1000" : "1500"}, {"job", job}},
+            dev);
         if (auto r = bank.observe(f, kT0 + step * 1s)) v.push_back(*r);
       }
     }
@@ -303,9 +302,9 @@ TEST_CASE("bank: peer_slow with a reference field reads the peers' figure from t
   bank.configure({{"slow", spec}});
   std::vector<Finding> v;
   for (int i = 1; i <= 6; ++i) {
-    auto f = match("slow", "/logs/rank0.log", static_cast<uint64_t>(i),
-                   {{"step_time", "1570.32"}, {"peer_time", i == 3 ? "1446.49" : "1200"},
-                    {"rank", "30"}});
+    auto f = match(
+        "slow", "/logs/rank0.log", static_cast<uint64_t>(i),
+        {{"step_time", "1570.32"}, {"peer_time", i == 3 ? "1446.49" : "1200"}, {"rank", "30"}});
     if (auto r = bank.observe(f, kT0 + i * 1s)) v.push_back(*r);
   }
   CHECK(v.empty());  // the third report is within 20 % (8.6 %): the run broke

@@ -76,8 +76,8 @@ class GpuReader {
       // "Double Bit" with a "Total" line.
       const bool uncorrectable = key.find("Uncorrectable") != std::string_view::npos ||
                                  (in("Double Bit") && iequals(key, "Total"));
-      if (uncorrectable && !v.empty() && detail::all_digits(v) && v.find_first_not_of('0') !=
-                                                                      std::string_view::npos) {
+      if (uncorrectable && !v.empty() && detail::all_digits(v) &&
+          v.find_first_not_of('0') != std::string_view::npos) {
         const bool vol = in("Volatile");
         add_code(gpu_, vol ? "VOLATILE_UNCORRECTABLE_ECC" : "AGGREGATE_UNCORRECTABLE_ECC",
                  std::string(vol ? "volatile " : "aggregate ") + std::string(key) + " " +
