@@ -109,7 +109,7 @@ struct HangSource::Impl {
         procs(p ? std::move(p) : std::make_unique<ProcfsReader>()),
         judge(config.thresholds) {
     const Duration interval = config.thresholds.interval;
-    auto probe = [&](std::string suffix, std::vector<std::string> argv, std::string devices,
+    auto probe = [&](const std::string& suffix, std::vector<std::string> argv, std::string devices,
                      CommandParser parser) {
       CommandSourceConfig cc;
       cc.name = config.name + ":" + suffix;
@@ -118,7 +118,7 @@ struct HangSource::Impl {
       cc.interval = interval;
       cc.timeout = std::min(config.timeout, interval);
       cc.unresponsive_after = config.unresponsive_after;
-      cc.max_output_bytes = 256 * 1024;
+      cc.max_output_bytes = size_t{256} * 1024;
       cc.parser = parser;
       return std::make_unique<CommandSource>(cc);
     };
@@ -330,6 +330,7 @@ std::vector<ProbeUp> HangSource::probes() const {
     }
   }
   std::vector<ProbeUp> out;
+  out.reserve(up.size());
   for (const auto& [device, ok] : up) out.push_back({device, ok});
   return out;
 }
