@@ -110,6 +110,9 @@ IDLE_SERIES_BUDGET = 100
 # State, repair, acknowledgement and info (8), and a hang source's activity (utilisation,
 # memory in use, holding processes: 3).
 PER_DEVICE_SERIES_BUDGET = 11
+# Each source that probes devices (the demo's npu-health and npu-hang) has a probe_up series per
+# device, and one for its node-wide runs (device "").
+PROBING_SOURCES = 2
 
 
 def knowledge_classes(path):
@@ -167,7 +170,9 @@ def test_idle_series_budget(args, check, work):
     per_source = [line for line in series if line.startswith("faultd_source_")]
     # Each inventory device has its own fixed set too (state, info, repair, acknowledgement).
     devices = int(metric_value(text, "faultd_devices_present", {}) or 0)
-    per_device = [line for line in series if re.search(r'[{,]device="[^"]*"', line)]
+    probes = [line for line in series if line.startswith("faultd_probe_up{")]
+    per_device = [line for line in series if re.search(r'[{,]device="[^"]*"', line)
+                  and line not in probes]
     print("# idle: %d series (%d faultd_rule_matches_total, %d of the sources, %d of %d devices) "
           "with %d rules loaded, %d bytes" % (len(series), len(rules), len(per_source),
                                              len(per_device), devices, loaded, len(text)),
@@ -182,7 +187,9 @@ def test_idle_series_budget(args, check, work):
           "the packs' rules are counted from 0")
     check(not [r for r in rules if 'rule="nvidia.xid.' in r],
           "no counter at 0 for the kernel log's rules: the demo reads no kernel log")
-    rest = len(series) - len(per_source) - len(per_device) - len(rules)
+    check(len(probes) <= PROBING_SOURCES * (devices + 1),
+          "%d probe_up series (at most one per probing source and device)" % len(probes))
+    rest = len(series) - len(per_source) - len(per_device) - len(rules) - len(probes)
     check(rest <= IDLE_SERIES_BUDGET, "%d series at idle besides the sources', the devices' and "
           "the rules' (at most %d)" % (rest, IDLE_SERIES_BUDGET))
     check(d.stop() == 0, "faultd stops cleanly")

@@ -112,6 +112,18 @@ def alive(pid):
         return f.read().rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def open_files(pid):
+    """The paths a process holds open (a descriptor closed while we look is skipped)."""
+    fd_dir = "/proc/%d/fd" % pid
+    paths = []
+    for name in os.listdir(fd_dir):
+        try:
+            paths.append(os.readlink(os.path.join(fd_dir, name)))
+        except FileNotFoundError:
+            pass
+    return paths
+
+
 def read_pid(path):
     try:
         with open(path) as f:
@@ -445,9 +457,7 @@ policy:
     check(True, "a file source starved by another one says so in its error counter")
     # Which files are followed depends on the order the walk meets them (by inode, and a
     # filesystem reuses freed inodes): write to one that faultd holds open.
-    fd_dir = "/proc/%d/fd" % d.proc.pid
-    held = sorted(p for p in (os.readlink(os.path.join(fd_dir, n)) for n in os.listdir(fd_dir))
-                  if p.startswith(many + os.sep))
+    held = sorted(p for p in open_files(d.proc.pid) if p.startswith(many + os.sep))
     check(held, "faultd holds some of the files open (%d)" % len(held))
     append(held[0] if held else os.path.join(many, "rank-00000.log"), good(40))
     wait_warning(port, "40", "in a followed file at the descriptor limit")
