@@ -5,26 +5,17 @@
 #include <string>
 
 #include "daemon/config/command_source_config.hpp"
+#include "tests/support/source_entry.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct Loaded {
-  std::optional<CommandSourceConfig> config;
-  std::string errors;
-};
-
-Loaded load(const std::string& text) {
-  ErrorList errors;
-  const yaml::Ctx ctx{"/etc/faultd/faultd.yaml", &errors};
-  Loaded out;
-  auto node = yaml::load_text(text, ctx);
-  REQUIRE(node);
-  out.config = load_command_source(*node, "npu-health", "/etc/faultd", ctx);
-  out.errors = errors.to_string();
-  return out;
+auto load(const std::string& text) {
+  return testing::load_source_entry(text, "npu-health", [](auto&&... args) {
+    return load_command_source(std::forward<decltype(args)>(args)...);
+  });
 }
 
 }  // namespace

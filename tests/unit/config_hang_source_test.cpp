@@ -5,26 +5,17 @@
 #include <string>
 
 #include "daemon/config/hang_source_config.hpp"
+#include "tests/support/source_entry.hpp"
 
 using namespace faultd;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct Loaded {
-  std::optional<HangSourceConfig> config;
-  std::string errors;
-};
-
-Loaded load(const std::string& text) {
-  ErrorList errors;
-  const yaml::Ctx ctx{"/etc/faultd/faultd.yaml", &errors};
-  Loaded out;
-  auto node = yaml::load_text(text, ctx);
-  REQUIRE(node);
-  out.config = load_hang_source(*node, "npu-hang", "/etc/faultd", ctx);
-  out.errors = errors.to_string();
-  return out;
+auto load(const std::string& text) {
+  return testing::load_source_entry(text, "npu-hang", [](auto&&... args) {
+    return load_hang_source(std::forward<decltype(args)>(args)...);
+  });
 }
 
 }  // namespace
